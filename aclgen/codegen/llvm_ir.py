@@ -1,0 +1,73 @@
+"""xDSL `llvm` dialect -> llvmlite IR, with our `llvmx` extensions.
+
+`xdsl.backend.llvm.convert_module` translates a fixed set of ops; its per-function loop calls
+its own `convert_op`. We keep its function declaration and op converters and route the
+function bodies through `convert_op` below, which handles `llvmx` first.
+"""
+
+from __future__ import annotations
+
+import llvmlite.ir as ir
+from xdsl.backend.llvm import convert as xconvert
+from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+
+from aclgen.dialects import llvmx
+
+_FCMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "ord": "ord",
+         "ueq": "==", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=", "une": "!=", "uno": "uno"}
+
+
+def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value], blocks: dict[Block, ir.Block]) -> None:
+    match op:
+        case llvmx.FCmpOp():
+            pred = op.predicate.data
+            fn = b.fcmp_unordered if pred[0] == "u" else b.fcmp_ordered
+            values[op.result] = fn(_FCMP[pred], values[op.lhs], values[op.rhs])
+        case llvmx.SelectOp():
+            values[op.result] = b.select(values[op.cond], values[op.lhs], values[op.rhs])
+        case llvmx.ExtractElementOp():
+            values[op.result] = b.extract_element(values[op.vector], values[op.index])
+        case llvmx.FPToSIOp():
+            values[op.result] = b.fptosi(values[op.input], convert_type(op.result.type))
+        case _:
+            xdsl_convert_op(op, b, values, blocks)
+
+
+def _convert_func(op: llvm.FuncOp, module: ir.Module) -> None:
+    fn = module.get_global(op.sym_name.data)
+    blocks: dict[Block, ir.Block] = {}
+    values: dict[SSAValue, ir.Value] = {}
+    for i, block in enumerate(op.body.blocks):
+        blocks[block] = fn.append_basic_block(name=block.name_hint or "")
+        if i == 0:
+            values.update(zip(block.args, fn.args))
+    for i, block in enumerate(op.body.blocks):
+        if i and block.args:
+            b = ir.IRBuilder(blocks[block])
+            for arg in block.args:
+                values[arg] = b.phi(convert_type(arg.type))
+    for block in op.body.blocks:
+        b = ir.IRBuilder(blocks[block])
+        if blocks[block].instructions:
+            b.position_after(blocks[block].instructions[-1])
+        for inner in block.ops:
+            convert_op(inner, b, values, blocks)
+
+
+def convert_module(module: ModuleOp, triple: str) -> ir.Module:
+    out = ir.Module()
+    out.triple = triple
+    funcs = []
+    for op in module.ops:
+        if not isinstance(op, llvm.FuncOp):
+            raise ValueError(f"only llvm.func can be translated to LLVM IR, found {op.name}")
+        xconvert._declare_func(op, out)
+        funcs.append(op)
+    for op in funcs:
+        if op.body.blocks:
+            _convert_func(op, out)
+    return out

@@ -1,0 +1,96 @@
+"""`llvmx`: the few LLVM instructions xDSL's `llvm` dialect cannot express for vectors.
+
+xDSL 0.74's `llvm.fcmp` only takes scalar floats and returns `i1`, `llvm.select` only takes an
+`i1` condition, and there is no `llvm.extractelement` or `llvm.fptosi`. These ops are the vector-capable
+versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters.
+
+    %m = llvmx.fcmp "ole" %a, %b : vector<8xf32> -> vector<8xi1>
+    %r = llvmx.select %m, %x, %y : vector<8xi1>, vector<8xf32>
+    %e = llvmx.extractelement %v[%i] : vector<8xf32> -> f32
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, i1, i64
+from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from aclgen.dialects.ew import element, lanes, like
+
+#: LLVM fcmp predicates accepted by `llvmx.fcmp`.
+FCMP_PREDICATES = ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno")
+
+
+@irdl_op_definition
+class FCmpOp(IRDLOperation):
+    name = "llvmx.fcmp"
+    predicate = prop_def(StringAttr)
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, predicate: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        lhs = SSAValue.get(lhs)
+        super().__init__(
+            operands=[lhs, rhs], properties={"predicate": StringAttr(predicate)}, result_types=[like(lhs.type, i1)]
+        )
+
+    def verify_(self) -> None:
+        if self.predicate.data not in FCMP_PREDICATES:
+            raise VerifyException(f"unknown fcmp predicate {self.predicate.data!r}")
+        if self.lhs.type != self.rhs.type or self.result.type != like(self.lhs.type, i1):
+            raise VerifyException("llvmx.fcmp compares two values of one type into a mask of their shape")
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    name = "llvmx.select"
+    cond = operand_def()
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def verify_(self) -> None:
+        if element(self.cond.type) != i1 or lanes(self.cond.type) != lanes(self.lhs.type):
+            raise VerifyException("llvmx.select needs an i1 condition or a mask as long as its values")
+        if not (self.lhs.type == self.rhs.type == self.result.type):
+            raise VerifyException("llvmx.select operands and result must share one type")
+
+
+@irdl_op_definition
+class ExtractElementOp(IRDLOperation):
+    name = "llvmx.extractelement"
+    vector = operand_def()
+    index = operand_def(i64)
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$vector `[` $index `]` attr-dict `:` type($vector) `->` type($result)"
+
+    def __init__(self, vector: SSAValue | Operation, index: SSAValue | Operation):
+        super().__init__(operands=[vector, index], result_types=[element(SSAValue.get(vector).type)])
+
+
+@irdl_op_definition
+class FPToSIOp(IRDLOperation):
+    """`fptosi`: float to signed integer, toward zero (poison out of range; callers clamp)."""
+
+    name = "llvmx.fptosi"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type):
+        super().__init__(operands=[input], result_types=[result_type])
+
+
+LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp], [])

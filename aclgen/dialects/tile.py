@@ -1,0 +1,159 @@
+"""`tile`: the loop/tile level dialect — memory access of a tiled elementwise kernel.
+
+After `tile-elementwise`, a kernel is a `func.func` whose loops are `scf.for` over i64:
+an outer loop over tiles of the flattened iteration space (the unit a thread owns, CANN's
+blockDim split), a row loop, and an innermost column loop marked `tile.inner`. The element
+formula (the `ew` ops) sits in the column loop between `tile.load`s and `tile.store`s:
+
+    func.func @k(%out0: !llvm.ptr, %in0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) {
+      %n1 = tile.param %meta[1] : i64
+      ...
+      scf.for %c = %c0 to %c1 step %one : i64 {
+        %x = tile.load %row0[%c] stride %s0 "contiguous" : f32 -> f32
+        %y = ew.abs %x : f32 -> f32
+        tile.store %y, %row1[%c] stride %s1 "contiguous" : f32 -> f32
+      } {tile.inner}
+    }
+
+`vectorize-elementwise` turns the loads/stores into `vector<W x T>` ones; `lower-to-llvm`
+turns them into GEPs and loads/stores aligned to the element size.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntAttr, StringAttr, i64
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from aclgen.dialects.ew import LAYOUTS, element, lanes
+
+PTR = LLVMPointerType()
+
+
+@irdl_op_definition
+class ParamOp(IRDLOperation):
+    """Read slot `index` of the kernel's launch record (8-byte slots: dims, strides, params).
+
+    An f32 parameter sits in the low 4 bytes of its slot.
+
+        %t = tile.param %meta[7] : f32
+    """
+
+    name = "tile.param"
+    meta = operand_def(PTR)
+    index = prop_def(IntAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$meta `[` $index `]` attr-dict `:` type($result)"
+
+    def __init__(self, meta: SSAValue | Operation, index: int, result_type: Attribute):
+        super().__init__(operands=[meta], properties={"index": IntAttr(index)}, result_types=[result_type])
+
+
+@irdl_op_definition
+class OffsetOp(IRDLOperation):
+    """`base + offset` elements of type `elem` (a GEP).
+
+        %row = tile.offset %in0[%off] : f16
+    """
+
+    name = "tile.offset"
+    base = operand_def(PTR)
+    offset = operand_def(i64)
+    elem = prop_def(Attribute)
+    result = result_def(PTR)
+    traits = traits_def(Pure())
+    assembly_format = "$base `[` $offset `]` attr-dict `:` $elem"
+
+    def __init__(self, base: SSAValue | Operation, offset: SSAValue | Operation, elem: Attribute):
+        super().__init__(operands=[base, offset], properties={"elem": elem}, result_types=[LLVMPointerType()])
+
+
+class _Access(IRDLOperation):
+    def _check(self, value_type: Attribute) -> None:
+        if self.layout.data not in LAYOUTS:
+            raise VerifyException(f"{self.name} layout must be one of {LAYOUTS}, got {self.layout.data!r}")
+        if element(value_type) != self.elem:
+            raise VerifyException(f"{self.name} of {self.elem} elements cannot move {value_type}")
+
+
+@irdl_op_definition
+class LoadOp(_Access):
+    """Load element(s) `row[col * stride]` of type `elem`: one element, or `W` consecutive
+    columns as a vector (a plain vector load when `layout = contiguous`, a gather of strided
+    elements, or one element splatted when `layout = broadcast`)."""
+
+    name = "tile.load"
+    row = operand_def(PTR)
+    col = operand_def(i64)
+    stride = operand_def(i64)
+    layout = prop_def(StringAttr)
+    elem = prop_def(Attribute)
+    result = result_def()
+    assembly_format = "$row `[` $col `]` `stride` $stride $layout attr-dict `:` $elem `->` type($result)"
+
+    def __init__(self, row, col, stride, layout: str, elem: Attribute, result_type: Attribute | None = None):
+        super().__init__(
+            operands=[row, col, stride],
+            properties={"layout": StringAttr(layout), "elem": elem},
+            result_types=[result_type or elem],
+        )
+
+    def verify_(self) -> None:
+        self._check(self.result.type)
+
+
+@irdl_op_definition
+class StoreOp(_Access):
+    """Store element(s) to `row[col * stride]`; the counterpart of `tile.load`."""
+
+    name = "tile.store"
+    value = operand_def()
+    row = operand_def(PTR)
+    col = operand_def(i64)
+    stride = operand_def(i64)
+    layout = prop_def(StringAttr)
+    elem = prop_def(Attribute)
+    assembly_format = "$value `,` $row `[` $col `]` `stride` $stride $layout attr-dict `:` type($value) `->` $elem"
+
+    def __init__(self, value, row, col, stride, layout: str, elem: Attribute):
+        super().__init__(operands=[value, row, col, stride], properties={"layout": StringAttr(layout), "elem": elem})
+
+    def verify_(self) -> None:
+        self._check(self.value.type)
+        if self.layout.data == "broadcast":
+            raise VerifyException("tile.store cannot write a broadcast (stride-0) view")
+
+
+@irdl_op_definition
+class SplatOp(IRDLOperation):
+    """Broadcast a scalar to every lane of a vector.
+
+        %v = tile.splat %t : f32 -> vector<8xf32>
+    """
+
+    name = "tile.splat"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type: Attribute):
+        super().__init__(operands=[input], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if lanes(self.input.type) is not None or element(self.result.type) != self.input.type:
+            raise VerifyException(f"tile.splat makes a vector of {self.input.type}, not {self.result.type}")
+
+
+TILE = Dialect("tile", [ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp], [])

@@ -1,0 +1,99 @@
+"""The element types aclgen knows: one table joining numpy, xDSL and CANN's aclDataType.
+
+Every layer speaks in `DType` objects: the frontend types traced values with them, the passes
+map them to xDSL types, the runtime maps CANN's numeric codes to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    Signedness,
+    bf16,
+    f16,
+    f32,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str  # numpy-style name: "float32", "bfloat16", ...
+    short: str  # used in kernel names: "f32", "bf16", ...
+    np_dtype: np.dtype
+    ir_type: Attribute  # the xDSL element type of a buffer of this dtype
+    kind: str  # "float", "int" or "uint"
+
+    @property
+    def itemsize(self) -> int:
+        return self.np_dtype.itemsize
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"DType({self.name})"
+
+
+float32 = DType("float32", "f32", np.dtype(np.float32), f32, "float")
+float16 = DType("float16", "f16", np.dtype(np.float16), f16, "float")
+bfloat16 = DType("bfloat16", "bf16", np.dtype(ml_dtypes.bfloat16), bf16, "float")
+int8 = DType("int8", "i8", np.dtype(np.int8), i8, "int")
+int32 = DType("int32", "i32", np.dtype(np.int32), i32, "int")
+int64 = DType("int64", "i64", np.dtype(np.int64), i64, "int")
+uint8 = DType("uint8", "u8", np.dtype(np.uint8), ui8, "uint")
+
+ALL: tuple[DType, ...] = (float32, float16, bfloat16, int8, int32, int64, uint8)
+_BY_NAME = {d.name: d for d in ALL} | {d.short: d for d in ALL}
+
+
+def dtype(x: "DType | str | np.dtype | type") -> DType:
+    """Normalize a dtype given as a DType, a name ("float16", "f16") or a numpy dtype."""
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, str) and x in _BY_NAME:
+        return _BY_NAME[x]
+    try:
+        npd = np.dtype(x)
+    except TypeError:
+        raise ValueError(f"unknown dtype {x!r}") from None
+    for d in ALL:
+        if d.np_dtype == npd:
+            return d
+    raise ValueError(f"unsupported dtype {npd}; aclgen supports {', '.join(d.name for d in ALL)}")
+
+
+def from_ir(t: Attribute) -> DType:
+    """The DType whose buffers hold elements of IR type `t`."""
+    for d in ALL:
+        if d.ir_type == t:
+            return d
+    raise ValueError(f"no dtype for IR type {t}")
+
+
+def is_float_type(t: Attribute) -> bool:
+    return isinstance(t, (Float32Type, Float16Type, BFloat16Type))
+
+
+def is_int_type(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data > 1
+
+
+def is_unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED

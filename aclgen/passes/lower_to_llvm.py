@@ -1,0 +1,365 @@
+"""`lower-to-llvm`: our dialects (plus func/cf/arith/math) to xDSL's `llvm` dialect.
+
+xDSL has no pure-Python conversion of these dialects to `llvm` (its JIT shells out to
+mlir-opt), so this is ours. It runs after `convert-scf-to-cf` and rebuilds each `func.func`
+as an external `llvm.func`, block by block:
+
+- `tile.param` / `tile.offset` / `tile.load` / `tile.store` become GEPs and loads/stores with an
+  explicit alignment equal to the element size (numpy buffers are only element-aligned);
+  strided vector accesses become per-lane loads + `insertelement` (stores: `extractelement`);
+- `ew` arithmetic becomes `llvm.fadd`/... (never fused: no fast-math flags), compares become
+  `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`;
+- `ew.convert`: fp16 by `fpext`/`fptrunc` (F16C), bf16 by integer ops (bits << 16 to widen;
+  round-to-nearest-even on the bit pattern to narrow, NaN kept quiet) so no libcall is needed,
+  float -> int by `llvm.roundeven` + `llvm.fptosi.sat` (nearest-even, saturating, NaN -> 0);
+- bf16 values live in `i16` registers and `ui8` in `i8`.
+
+With `noalias = true` every pointer argument is `noalias` (the runtime only picks such a
+variant when it has proved that the outputs overlap no input).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, cf, func, llvm, math
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    UnitAttr,
+    VectorType,
+    f32,
+    i1,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from aclgen import dtypes
+from aclgen.dialects import ew, llvmx, tile
+from aclgen.dialects.ew import element, lanes, like
+
+
+def llvm_type(t: Attribute) -> Attribute:
+    """The LLVM-level type of an aclgen IR type (bf16 -> i16, ui8 -> i8, vectors likewise)."""
+    if isinstance(t, VectorType):
+        return VectorType(llvm_type(t.element_type), t.get_shape())
+    if isinstance(t, BFloat16Type):
+        return i16
+    if isinstance(t, IntegerType):
+        return IntegerType(t.width.data)
+    return t
+
+
+def _suffix(t: Attribute) -> str:
+    e = element(t)
+    s = f"i{e.width.data}" if isinstance(e, IntegerType) else {"f32": "f32", "f16": "f16"}[e.name]
+    n = lanes(t)
+    return s if n is None else f"v{n}{s}"
+
+
+def _itemsize(elem: Attribute) -> int:
+    return dtypes.from_ir(elem).itemsize
+
+
+class FuncLowering:
+    """Rebuilds one cf-level `func.func` as an `llvm.func`."""
+
+    def __init__(self, f: func.FuncOp):
+        self.f = f
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.blocks: dict[Block, Block] = {}
+        self.block: Block | None = None
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def emit(self, op: Operation) -> SSAValue:
+        assert self.block is not None
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def v(self, old: SSAValue) -> SSAValue:
+        return self.values[old]
+
+    def const(self, value: float | int, t: Attribute) -> SSAValue:
+        """A constant of LLVM-level type `t` (scalar or splat vector)."""
+        e = element(t)
+        if isinstance(t, VectorType):
+            attr = DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
+        elif isinstance(e, IntegerType):
+            attr = IntegerAttr(int(value), e)
+        else:
+            attr = FloatAttr(float(value), e)
+        return self.emit(llvm.ConstantOp(attr, t))
+
+    def intrinsic(self, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
+        return self.emit(llvm.CallIntrinsicOp(name, args, [result]))
+
+    def gep(self, base: SSAValue, index: SSAValue | int, elem: Attribute) -> SSAValue:
+        if isinstance(index, int):
+            return self.emit(llvm.GEPOp(base, [index], elem))
+        return self.emit(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], elem, ssa_indices=[index]))
+
+    def splat(self, x: SSAValue, t: VectorType) -> SSAValue:
+        undef = self.emit(llvm.UndefOp(t))
+        one = self.emit(llvm.InsertElementOp(undef, x, self.const(0, i32)))
+        mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
+        return self.emit(llvm.ShuffleVectorOp(one, undef, mask, t))
+
+    # -- conversions (types are aclgen IR types; values are LLVM-level) -----------------------
+
+    def to_f32(self, x: SSAValue, src: Attribute) -> SSAValue:
+        s = element(src)
+        if isinstance(s, Float32Type):
+            return x
+        if isinstance(s, Float16Type):
+            return self.emit(llvm.FPExtOp(x, like(src, f32)))
+        if isinstance(s, BFloat16Type):
+            wide = self.emit(llvm.ZExtOp(x, like(src, i32)))
+            bits = self.emit(llvm.ShlOp(wide, self.const(16, like(src, i32))))
+            return self.emit(llvm.BitcastOp(bits, like(src, f32)))
+        assert isinstance(s, IntegerType)
+        if dtypes.is_unsigned(s):
+            x = self.emit(llvm.ZExtOp(x, like(src, i32)))
+        return self.emit(llvm.SIToFPOp(x, like(src, f32)))
+
+    def from_f32(self, x: SSAValue, dst: Attribute) -> SSAValue:
+        d = element(dst)
+        if isinstance(d, Float32Type):
+            return x
+        if isinstance(d, Float16Type):
+            return self.emit(llvm.FPTruncOp(x, dst))
+        if isinstance(d, BFloat16Type):
+            t32 = like(dst, i32)
+            bits = self.emit(llvm.BitcastOp(x, t32))
+            lsb = self.emit(llvm.AndOp(self.emit(llvm.LShrOp(bits, self.const(16, t32))), self.const(1, t32)))
+            rounded = self.emit(llvm.AddOp(bits, self.emit(llvm.AddOp(lsb, self.const(0x7FFF, t32)))))
+            top = self.emit(llvm.LShrOp(rounded, self.const(16, t32)))
+            nan = self.emit(llvmx.FCmpOp("uno", x, x))
+            quiet = self.emit(llvm.OrOp(self.emit(llvm.LShrOp(bits, self.const(16, t32))), self.const(0x40, t32)))
+            return self.emit(llvm.TruncOp(self.emit(llvmx.SelectOp(nan, quiet, top)), like(dst, i16)))
+        assert isinstance(d, IntegerType)
+        r = self.intrinsic(f"llvm.roundeven.{_suffix(x.type)}", [x], x.type)
+        op = "fptoui" if dtypes.is_unsigned(d) else "fptosi"
+        out = llvm_type(dst)
+        return self.intrinsic(f"llvm.{op}.sat.{_suffix(out)}.{_suffix(x.type)}", [r], out)
+
+    def convert(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+        s, d = element(src), element(dst)
+        if s == d:
+            return x
+        if isinstance(s, IntegerType) and isinstance(d, IntegerType):
+            if d.width.data < s.width.data:
+                raise NotImplementedError(f"narrowing integer conversion {src} -> {dst}")
+            ext = llvm.ZExtOp if dtypes.is_unsigned(s) else llvm.SExtOp
+            return self.emit(ext(x, llvm_type(dst)))
+        return self.from_f32(self.to_f32(x, src), dst)
+
+    # -- ops ----------------------------------------------------------------------------------
+
+    def lower(self, op: Operation) -> None:
+        match op:
+            case arith.ConstantOp():
+                self.values[op.result] = self.const(op.value.value.data, op.result.type)  # type: ignore
+            case ew.ConstantOp():
+                t = op.result.type
+                value = op.value.value.data
+                e = element(t)
+                if isinstance(e, BFloat16Type):
+                    value = int(dtypes.bfloat16.np_dtype.type(value).view("uint16"))
+                    value = value - 0x10000 if value >= 0x8000 else value
+                elif dtypes.is_unsigned(e) and value > 127:
+                    value -= 256
+                self.values[op.result] = self.const(value, llvm_type(t))
+            case ew.AddOp() | ew.SubOp() | ew.MulOp() | ew.DivOp():
+                cls = {ew.AddOp: llvm.FAddOp, ew.SubOp: llvm.FSubOp, ew.MulOp: llvm.FMulOp, ew.DivOp: llvm.FDivOp}
+                self.values[op.result] = self.emit(cls[type(op)](self.v(op.lhs), self.v(op.rhs)))
+            case ew.NegOp():
+                self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.input)))
+            case ew.AbsOp():
+                self.values[op.result] = self.emit(llvm.FAbsOp(self.v(op.input), op.result.type))
+            case ew.CmpOp():
+                self.values[op.result] = self.compare(op)
+            case ew.IsNanOp():
+                x = self.v(op.input)
+                self.values[op.result] = self.emit(llvmx.FCmpOp("uno", x, x))
+            case ew.AndOp() | ew.OrOp():
+                cls = llvm.AndOp if isinstance(op, ew.AndOp) else llvm.OrOp
+                self.values[op.result] = self.emit(cls(self.v(op.lhs), self.v(op.rhs)))
+            case ew.NotOp():
+                self.values[op.result] = self.emit(llvm.XOrOp(self.v(op.input), self.const(1, op.result.type)))
+            case ew.SelectOp():
+                self.values[op.result] = self.emit(llvmx.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))
+            case ew.ConvertOp():
+                self.values[op.result] = self.convert(self.v(op.input), op.input.type, op.result.type)
+            case ew.ExpOp() | ew.SigmoidOp():
+                raise ValueError(f"in pass lower-to-llvm: {op.name} survived; run expand-math first")
+            case arith.AddiOp() | arith.SubiOp() | arith.MuliOp() | arith.DivSIOp() | arith.RemSIOp():
+                cls = {
+                    arith.AddiOp: llvm.AddOp,
+                    arith.SubiOp: llvm.SubOp,
+                    arith.MuliOp: llvm.MulOp,
+                    arith.DivSIOp: llvm.SDivOp,
+                    arith.RemSIOp: llvm.SRemOp,
+                }[type(op)]
+                self.values[op.result] = self.emit(cls(self.v(op.lhs), self.v(op.rhs)))
+            case arith.ShLIOp() | arith.ShRSIOp():
+                cls = llvm.ShlOp if isinstance(op, arith.ShLIOp) else llvm.AShrOp
+                self.values[op.result] = self.emit(cls(self.v(op.lhs), self.v(op.rhs)))
+            case arith.MinSIOp() | arith.MaxSIOp():
+                pred = "slt" if isinstance(op, arith.MinSIOp) else "sgt"
+                a, b = self.v(op.lhs), self.v(op.rhs)
+                c = self.emit(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64)))
+                self.values[op.result] = self.emit(llvm.SelectOp(c, a, b))
+            case arith.CmpiOp():
+                pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+                c = llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64))
+                self.values[op.result] = self.emit(c)
+            case arith.BitcastOp():
+                self.values[op.result] = self.emit(llvm.BitcastOp(self.v(op.input), op.result.type))
+            case arith.FPToSIOp():
+                self.values[op.result] = self.emit(llvmx.FPToSIOp(self.v(op.input), op.result.type))
+            case math.RoundEvenOp():
+                x = self.v(op.operand)
+                self.values[op.result] = self.intrinsic(f"llvm.roundeven.{_suffix(x.type)}", [x], x.type)
+            case math.FmaOp():
+                self.values[op.result] = self.emit(llvm.FMAOp(self.v(op.a), self.v(op.b), self.v(op.c)))
+            case tile.ParamOp():
+                slot = self.gep(self.v(op.meta), op.index.data, i64)
+                t = op.result.type
+                self.values[op.result] = self.emit(llvm.LoadOp(slot, llvm_type(t), alignment=_itemsize(t)))
+            case tile.OffsetOp():
+                self.values[op.result] = self.gep(self.v(op.base), self.v(op.offset), llvm_type(op.elem))
+            case tile.LoadOp():
+                self.values[op.result] = self.load(op)
+            case tile.StoreOp():
+                self.store(op)
+            case tile.SplatOp():
+                self.values[op.result] = self.splat(self.v(op.input), llvm_type(op.result.type))  # type: ignore
+            case cf.BranchOp():
+                self.emit(llvm.BrOp(self.blocks[op.successor], *[self.v(a) for a in op.arguments]))
+            case cf.ConditionalBranchOp():
+                self.emit(
+                    llvm.CondBrOp(
+                        self.v(op.cond),
+                        self.blocks[op.then_block],
+                        [self.v(a) for a in op.then_arguments],
+                        self.blocks[op.else_block],
+                        [self.v(a) for a in op.else_arguments],
+                    )
+                )
+            case func.ReturnOp():
+                self.emit(llvm.ReturnOp())
+            case _:
+                raise ValueError(f"in pass lower-to-llvm: no lowering for {op.name}:\n  {op}")
+
+    def compare(self, op: ew.CmpOp) -> SSAValue:
+        a, b = self.v(op.lhs), self.v(op.rhs)
+        t = element(op.lhs.type)
+        pred = op.predicate.data
+        if isinstance(t, IntegerType):
+            unsigned = dtypes.is_unsigned(t)
+            ipred = {"olt": "lt", "ole": "le", "ogt": "gt", "oge": "ge", "oeq": "eq", "une": "ne"}[pred]
+            if ipred not in ("eq", "ne"):
+                ipred = ("u" if unsigned else "s") + ipred
+            return self.emit(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(ipred).to_int(), i64)))
+        return self.emit(llvmx.FCmpOp(pred, a, b))
+
+    def _lane_ptrs(self, op: tile.LoadOp | tile.StoreOp, n: int) -> list[SSAValue]:
+        col, stride = self.v(op.col), self.v(op.stride)
+        elem = llvm_type(op.elem)
+        return [
+            self.gep(self.v(op.row), self.emit(llvm.MulOp(self.emit(llvm.AddOp(col, self.const(i, i64))), stride)), elem)
+            for i in range(n)
+        ]
+
+    def _ptr(self, op: tile.LoadOp | tile.StoreOp) -> SSAValue:
+        layout = op.layout.data
+        if layout == "broadcast":
+            return self.v(op.row)
+        index = self.v(op.col)
+        if layout == "strided":
+            index = self.emit(llvm.MulOp(index, self.v(op.stride)))
+        return self.gep(self.v(op.row), index, llvm_type(op.elem))
+
+    def load(self, op: tile.LoadOp) -> SSAValue:
+        t, elem, align = llvm_type(op.result.type), llvm_type(op.elem), _itemsize(op.elem)
+        n = lanes(t)
+        if n is None or op.layout.data == "contiguous":
+            return self.emit(llvm.LoadOp(self._ptr(op), t, alignment=align))
+        if op.layout.data == "broadcast":
+            return self.splat(self.emit(llvm.LoadOp(self._ptr(op), elem, alignment=align)), t)  # type: ignore
+        vec = self.emit(llvm.UndefOp(t))
+        for i, p in enumerate(self._lane_ptrs(op, n)):
+            x = self.emit(llvm.LoadOp(p, elem, alignment=align))
+            vec = self.emit(llvm.InsertElementOp(vec, x, self.const(i, i32)))
+        return vec
+
+    def store(self, op: tile.StoreOp) -> None:
+        value, align = self.v(op.value), _itemsize(op.elem)
+        n = lanes(value.type)
+        if n is None or op.layout.data == "contiguous":
+            self.emit(llvm.StoreOp(value, self._ptr(op), alignment=align))
+            return
+        for i, p in enumerate(self._lane_ptrs(op, n)):
+            x = self.emit(llvmx.ExtractElementOp(value, self.const(i, i64)))
+            self.emit(llvm.StoreOp(x, p, alignment=align))
+
+    def run(self, noalias: bool) -> llvm.FuncOp:
+        old_blocks = list(self.f.body.blocks)
+        region = Region()
+        for b in old_blocks:
+            nb = Block(arg_types=[llvm_type(a.type) for a in b.args])
+            for a, na in zip(b.args, nb.args):
+                self.values[a] = na
+                na.name_hint = a.name_hint
+            self.blocks[b] = nb
+            region.add_block(nb)
+        for b in old_blocks:
+            self.block = self.blocks[b]
+            for op in b.ops:
+                self.lower(op)
+        inputs = [llvm_type(t) for t in self.f.function_type.inputs.data]
+        ftype = llvm.LLVMFunctionType(inputs, llvm.LLVMVoidType())
+        attrs = [
+            DictionaryAttr({"llvm.noalias": UnitAttr()} if noalias and isinstance(t, llvm.LLVMPointerType) else {})
+            for t in inputs
+        ]
+        return llvm.FuncOp(
+            self.f.sym_name.data,
+            ftype,
+            linkage=llvm.LinkageAttr("external"),
+            body=region,
+            other_props={"arg_attrs": ArrayAttr(attrs)},
+        )
+
+
+@dataclass(frozen=True)
+class LowerToLLVMPass(ModulePass):
+    name = "lower-to-llvm"
+
+    noalias: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            lowered = FuncLowering(f).run(self.noalias)
+            for key, value in f.attributes.items():
+                if key.startswith("tile."):
+                    lowered.attributes[key] = value
+            op.body.block.insert_op_before(lowered, f)
+            op.body.block.erase_op(f)
+
+
+

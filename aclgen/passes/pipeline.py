@@ -1,0 +1,71 @@
+"""The pass pipeline: every pass by its pipeline name, and the default order.
+
+    legalize-dtypes -> tile-elementwise -> vectorize-elementwise -> expand-math
+      -> canonicalize -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
+
+xDSL's canonicalize, cse, dce and convert-scf-to-cf are reused as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, cf, func, llvm, math, scf
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+from aclgen.dialects.ew import EW
+from aclgen.dialects.llvmx import LLVMX
+from aclgen.dialects.tile import TILE
+from aclgen.passes.expand_math import ExpandMathPass
+from aclgen.passes.legalize_dtypes import LegalizeDtypesPass
+from aclgen.passes.lower_to_llvm import LowerToLLVMPass
+from aclgen.passes.tile_elementwise import TileElementwisePass
+from aclgen.passes.vectorize_elementwise import VectorizeElementwisePass
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    p.name: (lambda p=p: p)
+    for p in (
+        LegalizeDtypesPass,
+        TileElementwisePass,
+        VectorizeElementwisePass,
+        ExpandMathPass,
+        LowerToLLVMPass,
+        CanonicalizePass,
+        CommonSubexpressionElimination,
+        DeadCodeElimination,
+        ConvertScfToCf,
+    )
+}
+
+
+def context() -> Context:
+    """An xDSL context with our dialects and the upstream ones our IR uses."""
+    ctx = Context()
+    for d in (builtin.Builtin, func.Func, arith.Arith, scf.Scf, cf.Cf, math.Math, llvm.LLVM, EW, TILE, LLVMX):
+        ctx.load_dialect(d)
+    return ctx
+
+
+def default_spec(tile_size: int, width: int, fma: str, noalias: bool, threads: int = 1) -> str:
+    return ",".join(
+        [
+            "legalize-dtypes",
+            f"tile-elementwise{{tile_size={tile_size} threads={threads}}}",
+            f"vectorize-elementwise{{width={width}}}",
+            f"expand-math{{fma={fma}}}",
+            "canonicalize",
+            "cse",
+            "convert-scf-to-cf",
+            f"lower-to-llvm{{noalias={'true' if noalias else 'false'}}}",
+            "dce",
+        ]
+    )
+
+
+def parse(spec: str, callback=None) -> PassPipeline:
+    return PassPipeline.parse_spec(PASSES, spec, callback)

@@ -1,0 +1,166 @@
+"""`tile-elementwise`: turn each `ew.kernel` into a `func.func` of tiled loops.
+
+The iteration space (the row-major flattening of the views' common shape) is cut into tiles
+of `tile_size` elements — the unit a thread owns (CANN's blockDim split across cores) and
+small enough to stay in cache. Inside a tile, a row loop walks the rows the tile touches and a
+column loop (marked `tile.inner`) runs the formula over one contiguous run of the innermost
+dim, reading and writing through `tile.load`/`tile.store` with the operands' row pointers
+and innermost strides. Outer dims are addressed through runtime strides, so one variant
+serves every shape of its rank.
+
+Before:
+    ew.kernel @k(%x: !ew.view<1xf32, contiguous>) -> (!ew.view<1xf32, contiguous>) { ... }
+After:
+    func.func @k(%in0: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) {
+      scf.for %t0 = %begin to %end step %tile : i64 {
+        scf.for %row = %r0 to %r1 step %one : i64 {
+          scf.for %c = %c0 to %c1 step %one : i64 {
+            %x = tile.load %row0[%c] stride %s0 {layout = "contiguous"} : f32 -> f32
+            ...
+            tile.store %y, %row1[%c] stride %s1 {layout = "contiguous"} : f32 -> f32
+          } {tile.inner}
+        } {tile.rows}
+      } {tile.tiles}
+      func.return
+    }
+
+`threads` records the intended split on the function (`tile.threads`); the runtime hands each
+thread its `[begin, end)` range.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i64
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from aclgen.abi import MetaLayout
+from aclgen.dialects import ew, tile
+
+
+class _Emitter:
+    """Appends ops to a block and returns their (first) result."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def __call__(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def const(self, v: int) -> SSAValue:
+        return self(arith.ConstantOp(IntegerAttr(v, i64)))
+
+
+def _for(e: _Emitter, lb: SSAValue, ub: SSAValue, step: SSAValue, marker: str) -> tuple[Block, SSAValue]:
+    body = Block(arg_types=[i64])
+    loop = scf.ForOp(lb, ub, step, [], Region(body))
+    loop.attributes[marker] = UnitAttr()
+    e(loop)
+    return body, body.args[0]
+
+
+def tile_kernel(kernel: ew.KernelOp, tile_size: int, threads: int) -> func.FuncOp:
+    ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
+    views = list(ins) + list(outs)
+    rank = views[0].rank.data
+    layout = MetaLayout(rank, len(views), len(params))
+
+    ptr = LLVMPointerType()
+    entry = Block(arg_types=[ptr] * len(views) + [ptr, i64, i64])
+    names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))] + ["meta", "begin", "end"]
+    for arg, n in zip(entry.args, names):
+        arg.name_hint = n
+    bases, (meta, begin, end) = entry.args[: len(views)], entry.args[len(views) :]
+    e = _Emitter(entry)
+
+    dims = [e(tile.ParamOp(meta, layout.dim(k), i64)) for k in range(rank)]
+    strides = [[e(tile.ParamOp(meta, layout.stride(o, k), i64)) for k in range(rank)] for o in range(len(views))]
+    pvals = [e(tile.ParamOp(meta, layout.param(j), t)) for j, t in enumerate(params)]
+    for v, n in zip(dims, "nmlkjihg"[: rank][::-1]):
+        v.name_hint = f"dim_{n}"
+    inner = dims[-1]
+    one = e.const(1)
+    tsize = e.const(tile_size)
+
+    # tile loop: [t0, t1) of the flattened space
+    tb, t0 = _for(e, begin, end, tsize, "tile.tiles")
+    te = _Emitter(tb)
+    t1 = te(arith.MinSIOp(te(arith.AddiOp(t0, tsize)), end))
+    r0 = te(arith.DivSIOp(t0, inner))
+    r1 = te(arith.AddiOp(te(arith.DivSIOp(te(arith.SubiOp(t1, one)), inner)), one))
+
+    # row loop: the columns [c0, c1) of this row inside the tile
+    rb, row = _for(te, r0, r1, one, "tile.rows")
+    re = _Emitter(rb)
+    rstart = re(arith.MuliOp(row, inner))
+    c0 = re(arith.SubiOp(re(arith.MaxSIOp(t0, rstart)), rstart))
+    c1 = re(arith.SubiOp(re(arith.MinSIOp(t1, re(arith.AddiOp(rstart, inner)))), rstart))
+    # outer multi-index of `row`, innermost-but-one dim first
+    index: list[SSAValue] = []
+    rest = row
+    for k in range(rank - 2, -1, -1):
+        index.append(re(arith.RemSIOp(rest, dims[k])) if k > 0 else rest)
+        if k > 0:
+            rest = re(arith.DivSIOp(rest, dims[k]))
+    index.reverse()  # index[k] for k in 0..rank-2
+    rows = []
+    for o, (base, view) in enumerate(zip(bases, views)):
+        if rank == 1:
+            rows.append(base)
+            continue
+        off = None
+        for k in range(rank - 1):
+            term = re(arith.MuliOp(index[k], strides[o][k]))
+            off = term if off is None else re(arith.AddiOp(off, term))
+        rows.append(re(tile.OffsetOp(base, off, view.element_type)))
+
+    # column loop: the formula, element by element
+    cb, col = _for(re, c0, c1, one, "tile.inner")
+    ce = _Emitter(cb)
+    mapping: dict[SSAValue, SSAValue] = {}
+    for i, (arg, view) in enumerate(zip(kernel.block.args, ins)):
+        mapping[arg] = ce(
+            tile.LoadOp(rows[i], col, strides[i][-1], view.layout.data, view.element_type)
+        )
+    for arg, p in zip(kernel.block.args[len(ins) :], pvals):
+        mapping[arg] = p
+    for op in kernel.block.ops:
+        if isinstance(op, ew.YieldOp):
+            for j, (v, view) in enumerate(zip(op.values, outs)):
+                o = len(ins) + j
+                ce(tile.StoreOp(mapping[v], rows[o], col, strides[o][-1], view.layout.data, view.element_type))
+            continue
+        clone = op.clone(value_mapper=mapping)
+        cb.add_op(clone)
+    cb.add_op(scf.YieldOp())
+    rb.add_op(scf.YieldOp())
+    tb.add_op(scf.YieldOp())
+    entry.add_op(func.ReturnOp())
+
+    f = func.FuncOp(kernel.sym_name.data, ([ptr] * len(views) + [ptr, i64, i64], []), Region(entry))
+    f.attributes["tile.threads"] = IntegerAttr(threads, i64)
+    f.attributes["tile.size"] = IntegerAttr(tile_size, i64)
+    return f
+
+
+@dataclass(frozen=True)
+class TileElementwisePass(ModulePass):
+    name = "tile-elementwise"
+
+    tile_size: int = 8192
+    threads: int = 1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.tile_size < 1 or self.threads < 1:
+            raise ValueError(f"in pass {self.name}: tile_size and threads must be >= 1")
+        for kernel in list(op.walk()):
+            if isinstance(kernel, ew.KernelOp):
+                f = tile_kernel(kernel, self.tile_size, self.threads)
+                kernel.parent_block().insert_op_before(f, kernel)  # type: ignore[union-attr]
+                op.body.block.erase_op(kernel)

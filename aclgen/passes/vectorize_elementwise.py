@@ -1,0 +1,122 @@
+"""`vectorize-elementwise`: run the column loop `width` elements at a time.
+
+Every `scf.for ... {tile.inner}` is split in two: a vector loop over the largest multiple of
+`width` columns, whose body is the scalar body with every value widened to `vector<width x T>`
+(the `ew` ops are shape-polymorphic, so they are re-created with vector types; compares give
+vector masks), followed by the original scalar loop for the remaining `< width` columns (the
+tail). Values from outside the loop (parameters) are splatted once before it; broadcast
+(stride-0) operands are loaded once per row and splatted.
+
+`width = 0` takes the host's native width for f32 (4 SSE, 8 AVX2, 16 AVX-512).
+
+Before:
+    scf.for %c = %c0 to %c1 step %one : i64 {
+      %x = tile.load %row[%c] stride %s {layout = "contiguous"} : f32 -> f32
+      %m = ew.cmp ole %x, %t : f32, f32
+      ...
+    } {tile.inner}
+After:
+    %t8 = tile.splat %t : f32 -> vector<8xf32>
+    scf.for %c = %c0 to %cv step %eight : i64 {
+      %x = tile.load %row[%c] stride %s {layout = "contiguous"} : f32 -> vector<8xf32>
+      %m = ew.cmp ole %x, %t8 : vector<8xf32>, vector<8xf32>
+      ...
+    } {tile.vector}
+    scf.for %c = %cv to %c1 step %one : i64 { ...scalar tail... } {tile.inner}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, VectorType, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from aclgen.codegen.target import host
+from aclgen.dialects import ew, tile
+
+
+def _vec(t, width: int):
+    return VectorType(t, [width])
+
+
+def vectorize_loop(loop: scf.ForOp, width: int) -> None:
+    parent = loop.parent_block()
+    assert parent is not None
+    body = loop.body.block
+    iv = body.args[0]
+    before: list[Operation] = []
+
+    def pre(op: Operation) -> SSAValue:
+        before.append(op)
+        return op.results[0]
+
+    # vector loop bounds: [c0, cv) with cv = c0 + (c1 - c0) - (c1 - c0) % width
+    c0, c1 = loop.lb, loop.ub
+    w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
+    n = pre(arith.SubiOp(c1, c0))
+    cv = pre(arith.SubiOp(c1, pre(arith.RemSIOp(n, w))))
+    cv.name_hint = "vector_end"
+
+    vbody = Block(arg_types=[i64])
+    viv = vbody.args[0]
+    mapping: dict[SSAValue, SSAValue] = {iv: viv}
+    splats: dict[SSAValue, SSAValue] = {}
+
+    def vector_of(v: SSAValue) -> SSAValue:
+        """The vector form of a value used inside the vector loop."""
+        if v in mapping:
+            return mapping[v]
+        if v not in splats:  # defined outside the loop: splat once, before it
+            splats[v] = pre(tile.SplatOp(v, _vec(v.type, width)))
+        return splats[v]
+
+    for op in body.ops:
+        match op:
+            case scf.YieldOp():
+                vbody.add_op(scf.YieldOp())
+            case tile.LoadOp() if op.layout.data == "broadcast":
+                scalar = pre(tile.LoadOp(op.row, c0, op.stride, "broadcast", op.elem))
+                mapping[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
+            case tile.LoadOp():
+                new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width))
+                vbody.add_op(new)
+                mapping[op.result] = new.result
+            case tile.StoreOp():
+                vbody.add_op(tile.StoreOp(vector_of(op.value), op.row, viv, op.stride, op.layout.data, op.elem))
+            case _ if op.dialect_name() == "ew":
+                new = type(op).create(
+                    operands=[vector_of(v) for v in op.operands],
+                    result_types=[_vec(r.type, width) for r in op.results],
+                    properties=dict(op.properties),
+                    attributes=dict(op.attributes),
+                )
+                vbody.add_op(new)
+                for old, res in zip(op.results, new.results):
+                    mapping[old] = res
+            case _:
+                raise ValueError(f"in pass vectorize-elementwise: cannot vectorize {op.name} in a column loop")
+
+    vloop = scf.ForOp(c0, cv, w, [], Region(vbody))
+    vloop.attributes["tile.vector"] = UnitAttr()
+    parent.insert_ops_before([*before, vloop], loop)
+    loop.operands[0] = cv  # the scalar loop becomes the tail
+
+
+@dataclass(frozen=True)
+class VectorizeElementwisePass(ModulePass):
+    name = "vectorize-elementwise"
+
+    width: int = 0
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        width = self.width or host().f32_lanes
+        if width < 1:
+            raise ValueError(f"in pass {self.name}: width must be >= 1")
+        loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.inner" in o.attributes]
+        for loop in loops:
+            if width > 1:
+                vectorize_loop(loop, width)
