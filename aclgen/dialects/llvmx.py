@@ -1,7 +1,7 @@
 """`llvmx`: the few LLVM instructions xDSL's `llvm` dialect cannot express for vectors.
 
 xDSL 0.74's `llvm.fcmp` only takes scalar floats and returns `i1`, `llvm.select` only takes an
-`i1` condition, and there is no `llvm.extractelement` or `llvm.fptosi`. These ops are the vector-capable
+`i1` condition, and there is no `llvm.extractelement`. These ops are the vector-capable
 versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters.
 
     %m = llvmx.fcmp "ole" %a, %b : vector<8xf32> -> vector<8xi1>
@@ -79,18 +79,4 @@ class ExtractElementOp(IRDLOperation):
         super().__init__(operands=[vector, index], result_types=[element(SSAValue.get(vector).type)])
 
 
-@irdl_op_definition
-class FPToSIOp(IRDLOperation):
-    """`fptosi`: float to signed integer, toward zero (poison out of range; callers clamp)."""
-
-    name = "llvmx.fptosi"
-    input = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
-
-    def __init__(self, input: SSAValue | Operation, result_type):
-        super().__init__(operands=[input], result_types=[result_type])
-
-
-LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp], [])
+LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp], [])

@@ -4,7 +4,7 @@ LLVM would lower a vector `exp` to one scalar `expf` call per lane; this pass wr
 instead (Cephes' `expf` scheme), so it vectorizes and needs no libcall:
 
     x' = clamp(x, -104, 89)          (NaN is set aside and returned as is)
-    n  = roundeven(x' * log2(e))
+    n  = roundeven(x' * log2(e))     (by adding and subtracting 1.5 * 2^23)
     r  = x' - n * C1 - n * C2        (Cody-Waite: C1 + C2 = ln 2, C1 exact in 9 bits)
     p  = 1 + r + r^2 * P(r)          (degree-5 minimax P on [-ln2/2, ln2/2])
     e^x = p * 2^(n >> 1) * 2^(n - (n >> 1))
@@ -33,6 +33,7 @@ from aclgen.dialects import ew
 LOG2E = 1.44269504088896341
 C1 = 0.693359375
 C2 = -2.12194440e-4
+MAGIC = 12582912.0  # 1.5 * 2^23
 POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
 
 
@@ -67,7 +68,11 @@ def build_exp(b: _Builder, x: SSAValue) -> SSAValue:
     xc = b.select(b(ew.CmpOp("olt", x, lo)), lo, x)
     xc = b.select(b(ew.CmpOp("ogt", xc, hi)), hi, xc)
     xc = b.select(nan, b.f(0.0), xc)  # keep NaN out of the integer path
-    n = b(math.RoundEvenOp(b(ew.MulOp(xc, b.f(LOG2E)))))
+    # n = roundeven(x * log2e) by the 1.5 * 2^23 trick: the add rounds to an integer, which the
+    # low mantissa bits of `t` then hold (|n| <= 150), so no fptosi/roundeven is needed.
+    magic = b.f(MAGIC)
+    t = b(ew.AddOp(b(ew.MulOp(xc, b.f(LOG2E))), magic))
+    n = b(ew.SubOp(t, magic))
     r = b(ew.SubOp(xc, b(ew.MulOp(n, b.f(C1)))))
     r = b(ew.SubOp(r, b(ew.MulOp(n, b.f(C2)))))
     p = b.f(POLY[0])
@@ -75,7 +80,8 @@ def build_exp(b: _Builder, x: SSAValue) -> SSAValue:
         p = b.muladd(p, r, b.f(c))
     r2 = b(ew.MulOp(r, r))
     p = b.muladd(p, r2, b(ew.AddOp(r, b.f(1.0))))
-    ni = b(arith.FPToSIOp.create(operands=[n], result_types=[ew.like(b.like, i32)]))
+    as_int = ew.like(b.like, i32)
+    ni = b(arith.SubiOp(b(arith.BitcastOp(t, as_int)), b(arith.BitcastOp(magic, as_int))))
     n1 = b(arith.ShRSIOp(ni, b.i(1)))
     n2 = b(arith.SubiOp(ni, n1))
     bias, shift = b.i(127), b.i(23)

@@ -189,7 +189,8 @@ class FuncLowering:
             case ew.NegOp():
                 self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.input)))
             case ew.AbsOp():
-                self.values[op.result] = self.emit(llvm.FAbsOp(self.v(op.input), op.result.type))
+                x = self.v(op.input)  # a mangled intrinsic: xDSL's FAbsOp declares one unmangled name
+                self.values[op.result] = self.intrinsic(f"llvm.fabs.{_suffix(x.type)}", [x], x.type)
             case ew.CmpOp():
                 self.values[op.result] = self.compare(op)
             case ew.IsNanOp():
@@ -229,8 +230,6 @@ class FuncLowering:
                 self.values[op.result] = self.emit(c)
             case arith.BitcastOp():
                 self.values[op.result] = self.emit(llvm.BitcastOp(self.v(op.input), op.result.type))
-            case arith.FPToSIOp():
-                self.values[op.result] = self.emit(llvmx.FPToSIOp(self.v(op.input), op.result.type))
             case math.RoundEvenOp():
                 x = self.v(op.operand)
                 self.values[op.result] = self.intrinsic(f"llvm.roundeven.{_suffix(x.type)}", [x], x.type)

@@ -1,0 +1,141 @@
+"""What every operator file declares (`Operator`) and the machinery they share.
+
+An operator is its formula plus a binding: tensor inputs and outputs (CANN's names), scalar
+parameters, the dtypes each SoC profile accepts, and whether inputs broadcast. `kernel()`
+compiles (or fetches) the variant a call needs; `launch()` runs it on numpy views.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aclgen import dtypes as dt
+from aclgen.compiler import Kernel, Options, Param, Variant, compile_variant
+from aclgen.launch import Launch, Operand, broadcast_strides, f32_bits, plan
+
+SOCS = ("Ascend910", "Ascend910B", "Ascend910_93", "Ascend310P", "Ascend950")
+DEFAULT_SOC = "Ascend910B"
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str  # python name, e.g. "hardswish_backward"
+    aclnn: str  # CANN name without the prefix, e.g. "HardswishBackward"
+    formula: Callable
+    inputs: tuple[str, ...]  # CANN parameter names of the formula's tensor inputs
+    outputs: tuple[str, ...]
+    params: tuple[Param, ...] = ()
+    dtypes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SoC profile -> dtype names
+    doc: str = ""
+
+    @property
+    def signature(self) -> str:
+        args = [*self.inputs, *(p.name for p in self.params), *self.outputs]
+        return f"aclnn{self.aclnn}({', '.join(args)})"
+
+    def supported(self, soc: str = DEFAULT_SOC) -> tuple[dt.DType, ...]:
+        return tuple(dt.dtype(n) for n in self.dtypes.get(soc, ()))
+
+    def all_dtypes(self) -> tuple[dt.DType, ...]:
+        seen: dict[str, dt.DType] = {}
+        for names in self.dtypes.values():
+            for n in names:
+                seen.setdefault(n, dt.dtype(n))
+        return tuple(seen.values())
+
+    @property
+    def arg_names(self) -> list[str]:
+        return [*self.inputs, *(p.name for p in self.params), *self.outputs]
+
+    def kernel(self, variant: Variant, options: Options | None = None) -> Kernel:
+        return kernel_cache.get(self, variant, options or Options.from_knobs())
+
+    def param_slot(self, param: Param, value: float, first_input: dt.DType) -> int:
+        """The 8-byte launch-record slot of a parameter value."""
+        if param.kind == "like-input" and not first_input.is_float:
+            return truncated_threshold(value)
+        return f32_bits(value)
+
+
+def truncated_threshold(value: float) -> int:
+    """trunc(f32(value)) as an i64, for exact integer compares (NaN compares false: -2^63)."""
+    v = float(np.float32(value))
+    if v != v:
+        return -(2**63)
+    if v >= 2.0**63:
+        return 2**63 - 1
+    if v < -(2.0**63):
+        return -(2**63)
+    return int(v)
+
+
+class KernelCache:
+    """Compiled variants of this process, by (operator, variant, options)."""
+
+    def __init__(self):
+        self._kernels: dict[tuple, Kernel] = {}
+        self._lock = threading.Lock()
+
+    def get(self, op: Operator, variant: Variant, options: Options) -> Kernel:
+        key = (op.name, variant, options)
+        k = self._kernels.get(key)
+        if k is not None:
+            return k
+        with self._lock:
+            k = self._kernels.get(key)
+            if k is None:
+                k = compile_variant(op.formula, op.name, variant, op.params, op.arg_names, options)
+                self._kernels[key] = k
+        return k
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+
+kernel_cache = KernelCache()
+
+
+def _same_view(a: np.ndarray, b: np.ndarray) -> bool:
+    return (
+        a.ctypes.data == b.ctypes.data
+        and a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+    )
+
+
+def launch(
+    op: Operator,
+    inputs: Sequence[np.ndarray],
+    outputs: Sequence[np.ndarray],
+    params: Sequence[float] = (),
+    options: Options | None = None,
+) -> None:
+    """Run `op` elementwise over `outputs[0].shape`, inputs broadcast to it.
+
+    An output that overlaps an input other than exactly (in place) is computed into a
+    temporary first, so partial overlaps never give wrong results.
+    """
+    shape = outputs[0].shape
+    staged = [
+        any(np.shares_memory(o, i) and not _same_view(o, i) for i in inputs) or o.ndim and not o.flags.writeable
+        for o in outputs
+    ]
+    targets = [np.empty(o.shape, o.dtype) if s else o for o, s in zip(outputs, staged)]
+    operands = [Operand.of(np.asarray(a)) for a in (*inputs, *targets)]
+    strides = [broadcast_strides(o.shape, o.strides, shape) for o in operands]
+    p = plan(shape, strides)
+    if p.numel == 0:
+        return
+    in_dtypes = tuple(dt.dtype(a.dtype) for a in inputs)
+    variant = Variant(in_dtypes, tuple(dt.dtype(o.dtype) for o in outputs), p.rank, p.layouts)
+    kernel = op.kernel(variant, options)
+    slots = [op.param_slot(prm, v, in_dtypes[0]) for prm, v in zip(op.params, params)]
+    Launch(kernel, p, [o.address for o in operands], slots).run()
+    for o, t, s in zip(outputs, targets, staged):
+        if s:
+            o[...] = t
