@@ -61,7 +61,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
@@ -230,7 +230,33 @@ class ConstantOp(IRDLOperation):
     value = prop_def(FloatAttr | IntegerAttr)
     result = result_def()
     traits = traits_def(Pure())
-    assembly_format = "$value attr-dict `:` type($result)"
+
+    def print(self, printer: Printer) -> None:
+        v = self.value.value.data
+        printer.print_string(f" {v!r}" if isinstance(v, float) else f" {v}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "ConstantOp":
+        negative = parser.parse_optional_punctuation("-") is not None
+        number = parser.parse_optional_number()
+        if number is None:  # non-finite floats print as nan / inf / -inf
+            word = parser.parse_identifier()
+            if word not in ("nan", "inf"):
+                parser.raise_error(f"expected a number, nan or inf, got {word!r}")
+            number = float(word)
+        if negative:
+            number = -number
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        e = element(t)
+        attr = IntegerAttr(int(number), e) if isinstance(e, IntegerType) else FloatAttr(float(number), e)
+        op = cls(attr, t)
+        op.attributes.update(attrs)
+        return op
 
     def __init__(self, value: FloatAttr | IntegerAttr, result_type: Attribute | None = None):
         super().__init__(properties={"value": value}, result_types=[result_type or value.type])
