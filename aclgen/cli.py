@@ -522,17 +522,17 @@ def demo_rows(shape: tuple[int, ...], seed: int, progress: Callable[[Row], None]
         rows.append(row)
         progress(row)
 
-    for name, args, expected, shape in spec_examples():
+    for name, args, expected, ex_shape in spec_examples():
         op = OPERATORS[name]
         exact = name != "swi_glu_grad"
-        case = Case(op, args, np.empty(shape, np.float32))
+        case = Case(op, args, np.empty(ex_shape, np.float32))
         out, compile_s = _timed_first(case)
         run_s = time_calls(case.call, budget_s=0.05)
         problem = check_example(out, expected, exact)
         kind = "every digit" if exact else f"rtol {SWIGLU_EXAMPLE_RTOL:g}"
         check = f"SPEC example ok ({kind})" if problem is None else f"SPEC example MISMATCH: {problem}"
         compile_ms = None if compile_s is None else (compile_s - run_s) * 1e3
-        add(Row(name, "float32", _show_shape(shape), check, compile_ms, run_s * 1e6, problem is None))
+        add(Row(name, "float32", _show_shape(ex_shape), check, compile_ms, run_s * 1e6, problem is None))
 
     rng = np.random.default_rng(seed)
     soc = knobs().soc_version
