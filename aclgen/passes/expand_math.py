@@ -12,7 +12,8 @@ instead (Cephes' `expf` scheme), so it vectorizes and needs no libcall:
 The scale by 2^n is split in two normal powers of two, so results that overflow become +inf and
 results in the subnormal range round once (gradual underflow), over the whole float range.
 Measured error <= 2 ulp against float64 (tests/test_math.py); exp(+inf) = +inf, exp(-inf) = 0,
-exp(NaN) = NaN. `sigmoid(x)` is `1 / (1 + exp(-x))`.
+exp(NaN) = NaN. `sigmoid(x)` is `1 / (1 + e)` for x >= 0 and `e / (1 + e)` for x < 0, with
+`e = exp(-|x|)`, so it is accurate down to subnormal results.
 
 With `fma = true` (the default where the host has FMA) the polynomial uses fused multiply-adds.
 """
@@ -100,8 +101,13 @@ def expand(op: ew.ExpOp | ew.SigmoidOp, fma: bool) -> None:
     if isinstance(op, ew.ExpOp):
         result = build_exp(b, x)
     else:
-        e = build_exp(b, b(ew.NegOp(x)))
-        result = b(ew.DivOp(b.f(1.0), b(ew.AddOp(b.f(1.0), e))))
+        # e = exp(-|x|) never overflows, and for x < 0, e / (1 + e) keeps sigmoid's tiny values
+        # (down to subnormals) that 1 / (1 + exp(-x)) would flush to 0 once exp(-x) overflows.
+        e = build_exp(b, b(ew.NegOp(b(ew.AbsOp(x)))))
+        denom = b(ew.AddOp(b.f(1.0), e))
+        positive = b(ew.DivOp(b.f(1.0), denom))
+        negative = b(ew.DivOp(e, denom))
+        result = b.select(b(ew.CmpOp("olt", x, b.f(0.0))), negative, positive)
     op.result.replace_all_uses_with(result)
     op.parent_block().erase_op(op)  # type: ignore[union-attr]
 

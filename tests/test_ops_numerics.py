@@ -1,0 +1,250 @@
+"""Operators against the numpy reference: bit-identical for the four exact operators, within
+SPEC.md §4.4's bound for SwiGluGrad — every dtype, edge values, odd sizes and layouts."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import aclgen.ops as ops
+from tests import reference as ref
+
+FLOATS = ["float32", "float16", "bfloat16"]
+SIZES = [0, 1, 7, 8, 9, 1000003]
+
+
+def np_dtype(name: str) -> np.dtype:
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+def edge_values(dtype: np.dtype) -> np.ndarray:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        vals = [0, 1, -1, 2, -2, 3, -3, 127, -128, 255, info.min, info.max, info.min + 1, info.max - 1]
+        return np.array([v for v in vals if info.min <= v <= info.max], dtype=np.int64).astype(dtype)
+    f = np.finfo(dtype) if dtype != np.dtype(ml_dtypes.bfloat16) else ml_dtypes.finfo(dtype)
+    tiny = float(f.smallest_subnormal) if hasattr(f, "smallest_subnormal") else float(f.tiny)
+    vals = [0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, -3.0, 1.2, -1.2, 1.0, -1.0, 0.5, -0.5,
+            2.9999998, -2.9999998, 3.0000002, -3.0000002, tiny, -tiny, float(f.tiny), -float(f.tiny),
+            float(f.max), -float(f.max), 1e-3, 100.0, -100.0, 0.2, 2.2]
+    return np.array(vals, dtype=np.float64).astype(dtype)
+
+
+def values(dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
+    edges = edge_values(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        rand = rng.integers(info.min, info.max, size=n, endpoint=True, dtype=np.int64).astype(dtype)
+        small = rng.integers(-4, 5, size=n).astype(dtype)
+        rand = np.where(rng.random(n) < 0.5, small, rand)
+    else:
+        rand = (rng.standard_normal(n) * 4).astype(np.float32).astype(dtype)
+    pick = rng.random(n) < 0.3
+    return np.where(pick, edges[rng.integers(0, len(edges), n)], rand).astype(dtype)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-identical, except that any two NaNs match (payloads are not part of the contract)."""
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    if a.dtype.kind in "iub":
+        return np.array_equal(a, b)
+    ua = a.view(f"u{a.itemsize}")
+    ub = b.view(f"u{b.itemsize}")
+    nan = np.isnan(a.astype(np.float32)) & np.isnan(b.astype(np.float32))
+    return bool(np.all((ua == ub) | nan))
+
+
+def mismatch_report(out, want, *inputs) -> str:
+    o32, w32 = out.astype(np.float64), want.astype(np.float64)
+    bad = np.flatnonzero(~((out.view(np.uint8).reshape(out.size, -1) == want.view(np.uint8).reshape(want.size, -1)).all(1)
+                           | (np.isnan(o32) & np.isnan(w32)).ravel()))
+    i = bad[:5]
+    cols = [f"got {o32.ravel()[i]}", f"want {w32.ravel()[i]}"] + [
+        f"in{k} {np.broadcast_to(x, out.shape).ravel()[i]}" for k, x in enumerate(inputs)
+    ]
+    return f"{len(bad)} mismatches, first at {i}: " + "; ".join(cols)
+
+
+# ----------------------------------------------------------------------------- layouts
+
+
+def layouts(n: int, rng):
+    """(name, make(values) -> view) pairs producing views with `n` elements."""
+
+    def contiguous(v):
+        return v.copy()
+
+    def reversed_(v):
+        return v[::-1]
+
+    def step(v):
+        big = np.empty(v.size * 3 + 1, v.dtype)
+        big[1::3] = v
+        return big[1::3]
+
+    def offset(v):
+        big = np.empty(v.size + 5, v.dtype)
+        big[5:] = v
+        return big[5:]
+
+    def transposed(v):
+        a = 7 if n % 7 == 0 else 1
+        return v.reshape(a, n // a).T.copy().T
+
+    return [("contiguous", contiguous), ("reversed", reversed_), ("step3", step), ("offset", offset),
+            ("transposed", transposed)]
+
+
+SIMPLE = {
+    "hardswish_backward": (FLOATS, lambda g, x: (ops.hardswish_backward(g, x), ref.hardswish_backward(g, x))),
+    "selu_backward": (FLOATS + ["int32", "int8"], lambda g, y: (ops.selu_backward(g, y), ref.selu_backward(g, y))),
+    "softshrink_backward": (
+        FLOATS,
+        lambda g, x: (ops.softshrink_backward(g, x, 1.2), ref.softshrink_backward(g, x, 1.2)),
+    ),
+    "threshold_backward": (
+        FLOATS + ["int32", "int8", "uint8"],
+        lambda g, x: (ops.threshold_backward(g, x, 1.0), ref.threshold_backward(g, x, 1.0)),
+    ),
+}
+
+CASES = [(op, d) for op, (dts, _) in SIMPLE.items() for d in dts]
+
+
+@pytest.mark.parametrize("op,dtype", CASES, ids=[f"{o}-{d}" for o, d in CASES])
+@pytest.mark.parametrize("n", SIZES)
+def test_exact_ops_contiguous_and_views(op, dtype, n):
+    rng = np.random.default_rng(hash((op, dtype, n)) % 2**32)
+    dt = np_dtype(dtype)
+    run = SIMPLE[op][1]
+    g0, x0 = values(dt, n, rng), values(dt, n, rng)
+    for name, make in layouts(n, rng) if n < 100000 else layouts(n, rng)[:1]:
+        g, x = make(g0), make(x0)
+        out, want = run(g, x)
+        assert same_bits(out, want), f"{op} {dtype} n={n} {name}: " + mismatch_report(out, want, g, x)
+
+
+@pytest.mark.parametrize("op,dtype", CASES, ids=[f"{o}-{d}" for o, d in CASES])
+def test_exact_ops_2d_views_and_broadcast(op, dtype):
+    rng = np.random.default_rng(7)
+    dt = np_dtype(dtype)
+    run = SIMPLE[op][1]
+    base_g, base_x = values(dt, 37 * 41, rng).reshape(37, 41), values(dt, 37 * 41, rng).reshape(37, 41)
+    views = {
+        "transposed": (base_g.T, base_x.T),
+        "sliced": (base_g[1:-2, 3:-5], base_x[2:-1, 4:-4]),
+        "stepped": (base_g[:-1:2, ::3], base_x[1::2, ::3]),
+        "broadcast-row": (np.broadcast_to(base_g[0], (37, 41)), base_x),
+        "broadcast-col": (base_g, np.broadcast_to(base_x[:, :1], (37, 41))),
+        "rank0": (base_g[0, 0].reshape(()), base_x[1, 1].reshape(())),
+        "rank5": (base_g.reshape(37, 1, 41, 1, 1), base_x.reshape(37, 1, 41, 1, 1)),
+    }
+    for name, (g, x) in views.items():
+        out, want = run(g, x)
+        assert same_bits(out, want), f"{op} {dtype} {name}: " + mismatch_report(out, want, g, x)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("lambd", [0.0, 0.5, 1.2, 3.0, np.inf, np.nan])
+def test_softshrink_lambdas_and_true_broadcast(dtype, lambd):
+    rng = np.random.default_rng(3)
+    dt = np_dtype(dtype)
+    g = values(dt, 5 * 6, rng).reshape(5, 1, 6)
+    x = values(dt, 4 * 6, rng).reshape(4, 6)
+    x[0, :4] = np.array([lambd, -lambd, np.nan, 0.0]).astype(dt)
+    out = ops.softshrink_backward(g, x, lambd)
+    want = ref.softshrink_backward(g, x, lambd)
+    assert out.shape == (5, 4, 6)
+    assert same_bits(out, want), mismatch_report(out, want, g, x)
+
+
+@pytest.mark.parametrize("gd,xd", [("float16", "float32"), ("bfloat16", "float16"), ("float32", "bfloat16")])
+def test_softshrink_mixed_dtypes_promote_to_float32(gd, xd):
+    rng = np.random.default_rng(4)
+    g, x = values(np_dtype(gd), 999, rng), values(np_dtype(xd), 999, rng)
+    out = ops.softshrink_backward(g, x, 0.7)
+    assert out.dtype == np.float32
+    assert same_bits(out, ref.softshrink_backward(g, x, 0.7))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int32", "int8", "uint8"])
+@pytest.mark.parametrize("t", [1.0, -0.5, 0.0, 2.7, -2.7, 3.0, 300.0, -300.0, 3e9, -3e9, np.inf, -np.inf, np.nan])
+def test_threshold_values(dtype, t):
+    rng = np.random.default_rng(5)
+    dt = np_dtype(dtype)
+    g, x = values(dt, 1003, rng), values(dt, 1003, rng)
+    out = ops.threshold_backward(g, x, t)
+    want = ref.threshold_backward(g, x, t)
+    assert same_bits(out, want), mismatch_report(out, want, g, x)
+
+
+def test_threshold_is_a_select_not_a_multiply():
+    g = np.array([np.inf, -np.inf, np.nan, -1.0, 5.0], np.float32)
+    x = np.array([0.0, -1.0, 0.5, 1.0, 2.0], np.float32)
+    out = ops.threshold_backward(g, x, 1.0)
+    assert out.view(np.uint32).tolist()[:4] == [0, 0, 0, 0]  # +0.0, never -0.0 or NaN
+    assert out[4] == 5.0
+
+
+def test_in_place_and_partial_overlap():
+    rng = np.random.default_rng(6)
+    g, x = values(np.dtype(np.float32), 1000, rng), values(np.dtype(np.float32), 1000, rng)
+    want = ref.hardswish_backward(g, x)
+    g2 = g.copy()
+    out = ops.hardswish_backward(g2, x, out=g2)  # exact in-place
+    assert out is g2 and same_bits(g2, want)
+    buf = np.concatenate([g, np.zeros(1, np.float32)])
+    ops.hardswish_backward(buf[:-1], x, out=buf[1:])  # out overlaps gradOutput shifted by one
+    assert same_bits(buf[1:], want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape,dim", [((2, 32), -1), ((3, 10, 7), 1), ((4, 1), 0), ((1, 2), -1), ((6, 2, 1000), -1)])
+def test_swi_glu_grad_within_bound(dtype, shape, dim):
+    rng = np.random.default_rng(8)
+    dt = np_dtype(dtype)
+    x = values(dt, int(np.prod(shape)), rng).reshape(shape)
+    half = list(shape)
+    half[dim] //= 2
+    g = values(dt, int(np.prod(half)), rng).reshape(half)
+    out = ops.swi_glu_grad(g, x, dim)
+    bad = ref.swi_glu_grad_violations(out, g, x, dim)
+    assert not bad.any(), f"{bad.sum()} elements outside the bound, e.g. {np.asarray(out)[bad][:5]}"
+
+
+def test_swi_glu_grad_large_random_f32():
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((1000, 2 * 513)) * 6).astype(np.float32)
+    g = rng.standard_normal((1000, 513)).astype(np.float32)
+    out = ops.swi_glu_grad(g, x)
+    assert not ref.swi_glu_grad_violations(out, g, x).any()
+
+
+def test_swi_glu_grad_spec_example():
+    yg = np.arange(-2, 30, dtype=np.float32).reshape(2, 16)
+    x = np.arange(-2, 62, dtype=np.float32).reshape(2, 32)
+    out = ops.swi_glu_grad(yg, x, -1)
+    np.testing.assert_allclose(out[0, :4], [2.541959, -1.0849423, 0, 15.770399], rtol=2e-7)
+    np.testing.assert_allclose(out[0, 16:20], [0.47681168, 0.26894143, 0, 0.7310586], rtol=2e-7)
+    np.testing.assert_array_equal(out[1, :16], 644 + np.cumsum(np.r_[0, np.arange(61, 61 + 2 * 15, 2)]))
+    np.testing.assert_array_equal(out[1, 16:], 420 + np.cumsum(np.r_[0, np.arange(45, 45 + 2 * 15, 2)]))
+
+
+SPEC_EXAMPLES = [
+    (lambda: ops.hardswish_backward(np.arange(8, dtype=np.float32).reshape(4, 2), np.arange(8, dtype=np.float32).reshape(4, 2)),
+     [0, 0.8333334, 2.3333335, 4.5, 4, 5, 6, 7]),
+    (lambda: ops.selu_backward(np.ones((4, 2), np.float32), np.array([-2, -1, 0, 1, 2, 3, -0.5, 0.5], np.float32).reshape(4, 2)),
+     [-0.2419007, 0.7580993, 1.7580993, 1.050701, 1.050701, 1.050701, 1.2580993, 1.050701]),
+    (lambda: ops.softshrink_backward(np.arange(8, dtype=np.float32).reshape(4, 2), np.array([1, 1, 1, 2, 1, 2, 3, 3], np.float32).reshape(4, 2), 1.2),
+     [0, 0, 0, 3, 0, 5, 6, 7]),
+    (lambda: ops.threshold_backward(np.array([4.5, 4.4, 4.3, 4.2], np.float32).reshape(2, 2), np.array([0.2, 1.2, 2.2, 3.2], np.float32).reshape(2, 2), 1.0),
+     [0, 4.4, 4.3, 4.2]),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SPEC_EXAMPLES)))
+def test_spec_examples(i):
+    run, want = SPEC_EXAMPLES[i]
+    # SPEC.md prints 7-8 significant digits
+    np.testing.assert_allclose(run().ravel(), np.array(want, np.float32), rtol=2e-7, atol=0)
