@@ -74,14 +74,14 @@ def truncated_threshold(value: float) -> int:
 
 
 class KernelCache:
-    """Compiled variants of this process, by (operator, variant, options)."""
+    """Compiled variants of this process, by (operator name, formula, variant, options)."""
 
     def __init__(self):
         self._kernels: dict[tuple, Kernel] = {}
         self._lock = threading.Lock()
 
     def get(self, op: Operator, variant: Variant, options: Options) -> Kernel:
-        key = (op.name, variant, options)
+        key = (op.name, op.formula, variant, options)  # two formulas may share a name
         k = self._kernels.get(key)
         if k is not None:
             return k
