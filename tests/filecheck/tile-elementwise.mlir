@@ -1,0 +1,38 @@
+// RUN: aclgen opt %s -p 'tile-elementwise{tile_size=1024 threads=4}' | filecheck %s
+
+// A legalized f32 SoftshrinkBackward kernel becomes a func.func over raw pointers: shapes, strides
+// and the parameter come from the launch record (%meta); a tile loop steps by tile_size, a row
+// loop walks the rows a tile touches, and the column loop (tile.inner) holds the formula between
+// tile.load and tile.store.
+
+// CHECK-NOT:   ew.kernel
+// CHECK:       func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64)
+// CHECK-SAME:  tile.threads = 4 : i64
+// CHECK-SAME:  tile.size = 1024 : i64
+// CHECK:       %dim_n = tile.param %meta[#builtin.int<0>] : i64
+// CHECK:       %[[LAMBD:.*]] = tile.param %meta[#builtin.int<4>] : f32
+// CHECK:       %[[TILE:.*]] = arith.constant 1024 : i64
+// CHECK:       scf.for %[[T:.*]] = %begin to %end step %[[TILE]] : i64 {
+// CHECK:         scf.for
+// CHECK:           scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
+// CHECK-NEXT:        %[[G:.*]] = tile.load %in0[%[[C]]] stride %{{.*}} "contiguous" : f32 -> f32
+// CHECK-NEXT:        %[[X:.*]] = tile.load %in1[%[[C]]] stride %{{.*}} "contiguous" : f32 -> f32
+// CHECK-NEXT:        %[[A:.*]] = ew.abs %[[X]] : f32 -> f32
+// CHECK-NEXT:        %[[M:.*]] = ew.cmp "ole" %[[A]], %[[LAMBD]] : f32, f32 -> i1
+// CHECK:             %[[R:.*]] = ew.select %[[M]], %{{.*}}, %[[G]] : i1, f32, f32 -> f32
+// CHECK-NEXT:        tile.store %[[R]], %out0[%[[C]]] stride %{{.*}} "contiguous" : f32 -> f32
+// CHECK-NEXT:      } {tile.inner}
+// CHECK-NEXT:    } {tile.rows}
+// CHECK-NEXT:  } {tile.tiles}
+// CHECK-NEXT:  func.return
+// CHECK-NOT:   ew.yield
+builtin.module {
+  "ew.kernel"() <{sym_name = "softshrink_backward_f32_f32_f32_r1_ccc", inputs = [!ew.view<1xf32, contiguous>, !ew.view<1xf32, contiguous>], outputs = [!ew.view<1xf32, contiguous>], params = [f32], arg_names = ["gradOutput", "self", "lambd", "gradInput"]}> ({
+  ^bb0(%gradOutput: f32, %self: f32, %lambd: f32):
+    %0 = ew.abs %self : f32 -> f32
+    %1 = ew.cmp "ole" %0, %lambd : f32, f32 -> i1
+    %2 = ew.constant 0.0 : f32
+    %3 = ew.select %1, %2, %gradOutput : i1, f32, f32 -> f32
+    ew.yield %3 : f32
+  }) : () -> ()
+}
