@@ -4,7 +4,7 @@
 |---|---|---|---|
 | ACLGEN_TILE_SIZE | int | 8192 | yes |
 | ACLGEN_VECTOR_WIDTH | int (0 = host native) | 0 | yes |
-| ACLGEN_FMA | auto/true/false | auto | yes |
+| ACLGEN_FMA | auto/on/off | auto | yes |
 | ACLGEN_OPT_LEVEL | int 0-3 | 3 | yes |
 | ACLGEN_THREADS | int (0 = all cores) | 0 | no (a launch parameter) |
 | ACLGEN_SOC_VERSION | str | Ascend910B | no |
@@ -45,7 +45,7 @@ class Knobs:
             threads=_env("ACLGEN_THREADS", 0, int),
             soc_version=_env("ACLGEN_SOC_VERSION", "Ascend910B", str),
         )
-        if k.tile_size < 1 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in ("auto", "true", "false"):
+        if k.tile_size < 1 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in ("auto", "on", "off"):
             raise ValueError(f"invalid ACLGEN_* setting: {k}")
         return k
 

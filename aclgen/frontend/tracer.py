@@ -18,6 +18,7 @@ with a `FormulaError` naming the user's file and line.
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import math
 import sys
@@ -49,7 +50,7 @@ class TraceLine:
 class Tracer:
     def __init__(self, fn: Callable):
         self.fn = fn
-        self.code = fn.__code__
+        self.code = inspect.unwrap(fn).__code__  # a wrapper's lines are not the user's
         self.block = Block()
         self.lines: list[TraceLine] = []
         self._names: dict[SSAValue, str] = {}
@@ -304,6 +305,30 @@ def logical_not(a) -> Value:
 # ----------------------------------------------------------------------------- tracing
 
 
+def count_outputs(fn: Callable, types: Sequence[Attribute]) -> int:
+    """How many values `fn` returns, by tracing it once into a scratch block."""
+    t = Tracer(fn)
+    t.block = Block(arg_types=list(types))
+    for i, arg in enumerate(t.block.args):
+        t._names[arg] = f"a{i}"
+    try:
+        result = fn(*(Value(t, a) for a in t.block.args))
+    except FormulaError:
+        raise
+    except Exception as exc:
+        raise _unsupported(t, exc) from None
+    return len(result) if isinstance(result, (tuple, list)) else 1
+
+
+def _unsupported(t: Tracer, exc: Exception) -> FormulaError:
+    """A FormulaError for a Python construct the DSL cannot trace, at the user's line."""
+    loc = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        if frame.f_code.co_filename == t.code.co_filename:
+            loc = (frame.f_code.co_filename, lineno)
+    return FormulaError(_located(loc, f"unsupported in a formula: {type(exc).__name__}: {exc}"))
+
+
 @dataclass
 class Traced:
     kernel: ew.KernelOp
@@ -333,11 +358,7 @@ def trace(
     except FormulaError:
         raise
     except Exception as exc:  # an unsupported Python construct: point at the user's line
-        loc = None
-        for frame, lineno in traceback.walk_tb(exc.__traceback__):
-            if frame.f_code.co_filename == t.code.co_filename:
-                loc = (frame.f_code.co_filename, lineno)
-        raise FormulaError(_located(loc, f"unsupported in a formula: {type(exc).__name__}: {exc}")) from None
+        raise _unsupported(t, exc) from None
     results = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(results) != len(outputs):
         raise FormulaError(

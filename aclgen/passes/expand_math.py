@@ -15,7 +15,7 @@ Measured error <= 2 ulp against float64 (tests/test_math.py); exp(+inf) = +inf, 
 exp(NaN) = NaN. `sigmoid(x)` is `1 / (1 + e)` for x >= 0 and `e / (1 + e)` for x < 0, with
 `e = exp(-|x|)`, so it is accurate down to subnormal results.
 
-With `fma = true` (the default where the host has FMA) the polynomial uses fused multiply-adds.
+With `fma = on` (`auto`, the default, means on where the host has FMA) the polynomial uses fused multiply-adds.
 """
 
 from __future__ import annotations
@@ -116,11 +116,11 @@ def expand(op: ew.ExpOp | ew.SigmoidOp, fma: bool) -> None:
 class ExpandMathPass(ModulePass):
     name = "expand-math"
 
-    fma: str = "auto"  # "auto" (host has FMA), "true", "false"
+    fma: str = "auto"  # "auto" (where the host has FMA), "on", "off"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.fma not in ("auto", "true", "false"):
-            raise ValueError(f"in pass {self.name}: fma must be auto, true or false, got {self.fma!r}")
-        use_fma = host().has("fma") if self.fma == "auto" else self.fma == "true"
+        if self.fma not in ("auto", "on", "off"):
+            raise ValueError(f"in pass {self.name}: fma must be auto, on or off, got {self.fma!r}")
+        use_fma = host().has("fma") if self.fma == "auto" else self.fma == "on"
         for target in [o for o in op.walk() if isinstance(o, (ew.ExpOp, ew.SigmoidOp))]:
             expand(target, use_fma)

@@ -1,0 +1,136 @@
+"""The DSL: tracing, weak constants, errors that point at the user's line, user operators."""
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import aclgen
+from aclgen import FormulaError, absolute, f32, isnan, logical_and, logical_not, logical_or, select
+
+HERE = __file__
+
+
+def line_of(fn, text: str) -> int:
+    import inspect
+
+    src, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(src) if text in line)
+
+
+def bad_if(x):
+    if x > 0:  # BAD-IF
+        return x
+    return -x
+
+
+def bad_pow(x):
+    return x**2  # BAD-POW
+
+
+def bad_math(x):
+    return math.exp(x)  # BAD-MATH
+
+
+def bad_numpy(x):
+    return np.exp(x)  # BAD-NUMPY
+
+
+def bad_chain(x):
+    return select(0 < x < 1, x, 0.0)  # BAD-CHAIN
+
+
+def bad_select(x):
+    return select(x, x, 0.0)  # BAD-SELECT
+
+
+@pytest.mark.parametrize(
+    "fn,marker,words",
+    [
+        (bad_if, "BAD-IF", "truth value"),
+        (bad_pow, "BAD-POW", "**"),
+        (bad_math, "BAD-MATH", "not a Python number"),
+        (bad_numpy, "BAD-NUMPY", "unsupported"),
+        (bad_chain, "BAD-CHAIN", "truth value"),
+        (bad_select, "BAD-SELECT", "needs a mask"),
+    ],
+)
+def test_errors_name_the_users_line(fn, marker, words):
+    with pytest.raises(FormulaError) as info:
+        aclgen.compile(fn)
+    msg = str(info.value)
+    assert f"{HERE}:{line_of(fn, marker)}:" in msg, msg
+    assert words in msg
+    assert marker in msg  # the source line is quoted
+
+
+def test_unknown_param_is_reported():
+    with pytest.raises(FormulaError, match="nope"):
+        aclgen.compile(lambda x: x, params=("nope",))
+
+
+def test_user_operator_with_params_and_broadcast():
+    def leaky_backward(g, x, slope):
+        return select(x > 0.0, g, g * slope)
+
+    op = aclgen.compile(leaky_backward, dtypes="float32", params=("slope",))
+    g = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    x = np.array([-1.0, 0.0, 1.0, np.nan], np.float32)
+    got = op(g, x, slope=0.25)
+    slope = np.float32(0.25)
+    want = np.where(x > 0, g, g * slope)
+    np.testing.assert_array_equal(got, want)
+    assert "ew.select" in op.ir["ew"] and "leaky_backward" in op.ir["dsl"]
+
+
+def test_user_operator_multiple_outputs_and_mixed_dtypes():
+    def two(a, b):
+        return a + b, absolute(a - b)
+
+    op = aclgen.compile(two, dtypes={"a": "float16", "b": "bfloat16"}, out_dtypes=["float32", "bfloat16"])
+    a = np.array([1.5, -2.0, np.inf], np.float16)
+    b = np.array([0.25, 3.0, 1.0], ml_dtypes.bfloat16)
+    s, d = op(a, b)
+    assert s.dtype == np.float32 and d.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(s, a.astype(np.float32) + b.astype(np.float32))
+    np.testing.assert_array_equal(d, np.abs(a.astype(np.float32) - b.astype(np.float32)).astype(ml_dtypes.bfloat16))
+
+
+def test_params_in_any_argument_position():
+    op = aclgen.compile(lambda t, x: select(x <= t, 0.0, x), params=("t",))
+    np.testing.assert_array_equal(op(np.array([1.0, 2.0, 3.0], np.float32), t=2.0), [0.0, 0.0, 3.0])
+
+
+def test_weak_integer_literals_keep_integer_selects_exact():
+    op = aclgen.compile(lambda g, x: select(x <= 0, 0, g), dtypes="int32")
+    g = np.array([2**31 - 1, -(2**31), 16777217, 5], np.int32)
+    x = np.array([1, 1, 1, 0], np.int32)
+    np.testing.assert_array_equal(op(g, x), [2**31 - 1, -(2**31), 16777217, 0])  # no trip through f32
+    assert "ew.convert" not in op.ir["legalize-dtypes"]
+
+
+def test_logical_ops_and_isnan():
+    def f(x):
+        inside = logical_and(x >= -1.0, x <= 1.0)
+        return select(logical_or(logical_not(inside), isnan(x)), 1.0, 0.0)
+
+    op = aclgen.compile(f)
+    x = np.array([-2, -1, 0, 1, 2, np.nan], np.float32)
+    np.testing.assert_array_equal(op(x), [1, 0, 0, 0, 1, 1])
+    op2 = aclgen.compile(lambda x: select(~((x >= -1.0) & (x <= 1.0)) | (x != x), 1.0, 0.0))
+    np.testing.assert_array_equal(op2(x), [1, 0, 0, 0, 1, 1])
+
+
+def test_explicit_f32_constant_and_dsl_listing():
+    op = aclgen.compile(lambda x: x * f32(1 / 3))
+    assert "f32(0.3333333432674408)" in op.ir["dsl"]
+    assert "test_frontend.py" in op.ir["dsl"]
+
+
+def test_stages_are_all_kept():
+    op = aclgen.compile(lambda x: absolute(x))
+    from aclgen.compiler import STAGES
+
+    assert list(op.ir) == list(STAGES)
+    assert "llvm.func" in op.ir["llvm-dialect"] and "define void" in op.ir["llvm"]
