@@ -1,0 +1,175 @@
+"""The `aclgen` command, run as a subprocess of this interpreter (python -m aclgen.cli)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from aclgen.cli import check_example, main, spec_examples
+from aclgen.codegen.target import host
+
+
+def aclgen(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "aclgen.cli", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env={**os.environ, "ACLGEN_DEBUG": ""},
+        timeout=timeout,
+    )
+
+
+def loop_bodies(asm: str) -> list[str]:
+    """The instructions between each backward-branch target label and its branch."""
+    lines = asm.splitlines()
+    labels = {m.group(1): i for i, l in enumerate(lines) if (m := re.match(r"^(\.LBB\w+):", l))}
+    bodies = []
+    for i, line in enumerate(lines):
+        m = re.match(r"\s+j\w*\s+(\.LBB\w+)", line)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            bodies.append("\n".join(lines[labels[m.group(1)] : i + 1]))
+    return bodies
+
+
+def test_ops_lists_every_operator_with_dtypes():
+    r = aclgen("ops")
+    assert r.returncode == 0, r.stderr
+    for name in ("hardswish_backward", "selu_backward", "softshrink_backward", "swi_glu_grad", "threshold_backward"):
+        assert name in r.stdout
+    assert "aclnnHardswishBackward(gradOutput, self, out)" in r.stdout
+    assert "Ascend950: float32, int32, float16, int8, uint8, bfloat16, int64" in r.stdout
+
+
+def test_compile_llvm_is_vectorized_with_fcmp_and_select():
+    r = aclgen("compile", "hardswish_backward", "--dtype", "float32", "--emit", "llvm")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"fcmp \w+ <\d+ x float>", r.stdout)
+    assert re.search(r"select <\d+ x i1>", r.stdout)
+    if host().f32_lanes == 8:
+        assert "<8 x float>" in r.stdout
+        assert "fcmp olt <8 x float>" in r.stdout
+
+
+def test_compile_asm_has_vector_registers_and_no_calls_in_loops():
+    r = aclgen("compile", "hardswish_backward", "--dtype", "float32", "--emit", "asm")
+    assert r.returncode == 0, r.stderr
+    if host().f32_lanes == 8:
+        assert "ymm" in r.stdout
+    bodies = loop_bodies(r.stdout)
+    assert bodies, "no loop found in the assembly"
+    for body in bodies:
+        assert "call" not in body, body
+
+
+def test_compile_swiglu_exp_has_no_calls():
+    r = aclgen("compile", "swi_glu_grad", "--dtype", "bfloat16", "--emit", "asm")
+    assert r.returncode == 0, r.stderr
+    assert "call" not in r.stdout
+
+
+def test_print_ir_after_all_names_every_pass_and_shows_our_ops():
+    r = aclgen("compile", "threshold_backward", "--dtype", "float16", "--print-ir-after-all")
+    assert r.returncode == 0, r.stderr
+    for name in ("legalize-dtypes", "tile-elementwise", "vectorize-elementwise", "expand-math",
+                 "canonicalize", "cse", "convert-scf-to-cf", "lower-to-llvm", "dce"):  # fmt: skip
+        assert f"// -----// IR Dump After {name} //----- //" in r.stdout
+    for op in ("ew.kernel", "ew.convert", "ew.cmp", "ew.select", "tile.load", "tile.store", "tile.splat", "llvmx.fcmp"):
+        assert op in r.stdout, op
+
+
+@pytest.mark.parametrize("stage", ["dsl", "ew", "tile-elementwise", "llvm-dialect", "llvm-ir"])
+def test_compile_emits_each_stage(stage, tmp_path):
+    out = tmp_path / "k.txt"
+    r = aclgen("compile", "softshrink_backward", "--dtype", "float16,float32", "--emit", stage, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "softshrink_backward_f16_f32_f32" in text or stage == "dsl"
+
+
+def test_compile_user_errors_are_one_line():
+    for args in (["nope", "--dtype", "float32"], ["selu_backward", "--dtype", "uint8"], ["selu_backward", "--dtype", "float32", "--layout", "diagonal"]):
+        r = aclgen("compile", *args)
+        assert r.returncode == 1
+        assert r.stderr.startswith("aclgen: error:"), r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert "Traceback" not in r.stderr
+
+
+def test_opt_round_trips_a_compile_stage(tmp_path):
+    ir = aclgen("compile", "threshold_backward", "--dtype", "float16", "--emit", "ew").stdout
+    r = aclgen("opt", "-", "-p", "legalize-dtypes,tile-elementwise{tile_size=512},vectorize-elementwise{width=4}", stdin=ir)
+    assert r.returncode == 0, r.stderr
+    assert "vector<4xf16>" in r.stdout or "vector<4xf32>" in r.stdout
+    assert "arith.constant 512 : i64" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args, stdin, message",
+    [
+        (["-", "-p", "no-such-pass"], "builtin.module {}", "aclgen: error: bad pass pipeline 'no-such-pass'"),
+        (["-", "-p", "tile-elementwise{size=3}"], "builtin.module {}", "aclgen: error: bad pass pipeline"),
+        (["-", "-p", "cse"], 'builtin.module {\n  %0 = "foo.bar"() : () -> i32\n}', "<stdin>:2:"),
+        (["/nonexistent.mlir", "-p", "cse"], None, "aclgen: error: cannot read /nonexistent.mlir"),
+        (
+            ["-", "-p", "cse"],
+            'builtin.module {\n  %0 = "arith.addi"(%1, %1) : (i32, i32) -> i64\n  %1 = "arith.constant"() <{value = 1 : i32}> : () -> i32\n}',
+            "error:",
+        ),
+    ],
+)
+def test_opt_errors_are_one_line_without_traceback(args, stdin, message):
+    r = aclgen("opt", *args, stdin=stdin)
+    assert r.returncode == 1
+    assert message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_debug_env_shows_the_traceback():
+    r = subprocess.run(
+        [sys.executable, "-m", "aclgen.cli", "opt", "-", "-p", "cse"],
+        input='builtin.module {\n  %0 = "foo.bar"() : () -> i32\n}',
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ACLGEN_DEBUG": "1"},
+    )
+    assert r.returncode != 0
+    assert "Traceback" in r.stderr
+
+
+def test_run_reports_error_and_time():
+    r = aclgen("run", "softshrink_backward", "--shape", "33x17", "--dtype", "bfloat16", "--param", "lambd=1.5", "--seconds", "0.01")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max error   0  (0 of 561 elements differ" in r.stdout
+    assert re.search(r"median\s+[\d.]+ us", r.stdout)
+
+
+def test_run_rejects_an_odd_swiglu_dim():
+    r = aclgen("run", "swi_glu_grad", "--shape", "4x7")
+    assert r.returncode == 1 and "must be even" in r.stderr
+
+
+def test_spec_example_check_catches_a_wrong_digit():
+    name, args, expected, shape = spec_examples()[0]
+    import numpy as np
+
+    import aclgen.ops as ops
+
+    out = ops.hardswish_backward(*args)
+    assert check_example(out, expected, exact=True) is None
+    wrong = out.copy()
+    wrong[0, 1] = np.nextafter(wrong[0, 1], np.float32(0), dtype=np.float32) - np.float32(1e-7)
+    assert check_example(wrong, expected, exact=True) is not None
+
+
+def test_demo_passes_and_prints_a_row_per_dtype(capsys):
+    assert main(["demo", "--shape", "37x19"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("SPEC example ok") == 5
+    assert "threshold_backward   uint8" in out
+    assert "25 of 25 checks ok" in out
