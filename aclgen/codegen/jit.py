@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -38,6 +39,27 @@ class NativeCode:
         return addr
 
 
+_CALL = re.compile(r"^\s*(?:call|jmp)q?\s+\*?([A-Za-z_$][\w.$]*)(?:@\w+)?\s*$", re.M)
+
+
+_PROCESS = ctypes.CDLL(None)  # dlsym over what the process has loaded, as MCJIT resolves
+
+
+def _resolvable(symbol: str) -> bool:
+    return bool(llvm.address_of_symbol(symbol)) or hasattr(_PROCESS, symbol)
+
+
+def check_libcalls(asm: str) -> None:
+    """Refuse code that calls a function this process cannot resolve.
+
+    LLVM may lower an instruction to a runtime call (e.g. `__extendhfsf2` for fp16 without
+    F16C); MCJIT aborts the whole process on an unresolved symbol, so check first.
+    """
+    missing = sorted({m for m in _CALL.findall(asm) if not _resolvable(m)})
+    if missing:
+        raise RuntimeError(f"generated code calls {', '.join(missing)}, which this process cannot resolve")
+
+
 def jit(llvm_ir: str, opt_level: int = 3) -> NativeCode:
     times = {}
     t = time.perf_counter()
@@ -50,6 +72,7 @@ def jit(llvm_ir: str, opt_level: int = 3) -> NativeCode:
     times["llvm-opt"] = time.perf_counter() - t
     t = time.perf_counter()
     asm = tm.emit_assembly(mod)
+    check_libcalls(asm)
     engine = llvm.create_mcjit_compiler(mod, new_target_machine(opt_level))
     engine.finalize_object()
     times["mcjit"] = time.perf_counter() - t
