@@ -1,77 +1,96 @@
-"""Argument checks shared by the numpy entry points (`aclgen.ops.hardswish_backward(...)`)."""
+"""The numpy entry points (`aclgen.ops.hardswish_backward(...)`) as thin wrappers over aclnn.
+
+Arrays become zero-copy aclTensors, the operator's own aclnn binding checks and plans the call,
+and a failure raises `OperatorError` carrying the same status code and message the aclnn API
+would return. Only what aclTensor cannot describe is copied: negative strides (aclTensor
+strides are >= 0), which numpy's reversed views produce.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
-from aclgen import dtypes as dt
-from aclgen.knobs import knobs
-from aclgen.ops.operator import Operator
+from aclgen.runtime import constants as C
+from aclgen.runtime import memory
+from aclgen.runtime import scalar as scalars
+from aclgen.runtime import tensor as tensors
+from aclgen.runtime.errors import AclError
 
 
 class OperatorError(ValueError):
     """Bad arguments to an operator; `status` is the aclnn status code SPEC.md names."""
 
-    def __init__(self, message: str, status: int = 161002):
+    def __init__(self, message: str, status: int = C.ACLNN_ERR_PARAM_INVALID):
         super().__init__(message)
         self.status = status
 
 
-def as_array(op: Operator, name: str, a) -> np.ndarray:
+def array(a) -> np.ndarray | None:
+    """`a` as an ndarray (None stays None, for the API to report as nullptr)."""
+    if a is None or isinstance(a, np.ndarray):
+        return a
+    return np.asarray(a)
+
+
+def shape_of(a) -> tuple[int, ...]:
+    return () if a is None else a.shape
+
+
+def _representable(a: np.ndarray) -> bool:
+    """Whether an aclTensor can describe `a` (strides >= 0 wherever a dim steps)."""
+    return all((s >= 0 or n <= 1) and s % a.itemsize == 0 for n, s in zip(a.shape, a.strides))
+
+
+def tensor(api: str, name: str, a):
+    """An input for the API: an aclTensor over `a` (array-like), or None for None."""
     if a is None:
-        raise OperatorError(f"{op.name}: {name} is None", 161001)
-    return a if isinstance(a, np.ndarray) else np.asarray(a)
-
-
-def check_dtypes(op: Operator, *arrays, same: bool = True) -> list[np.ndarray]:
-    """Arrays of a supported dtype (for the current SoC profile), all one dtype if `same`."""
-    arrays = [as_array(op, n, a) for n, a in zip(op.inputs, arrays)]
-    allowed = op.supported(knobs().soc_version)
-    names = ", ".join(d.name for d in allowed)
-    for n, a in zip(op.inputs, arrays):
-        try:
-            d = dt.dtype(a.dtype)
-        except ValueError:
-            d = None
-        if d not in allowed:
-            raise OperatorError(f"{op.name}: {n} dtype {a.dtype} is not in [{names}]")
-    if same and len({a.dtype for a in arrays}) > 1:
-        got = ", ".join(f"{n} {a.dtype}" for n, a in zip(op.inputs, arrays))
-        raise OperatorError(f"{op.name}: dtypes must match, got {got}")
-    return arrays
-
-
-def same_shapes(op: Operator, *arrays: np.ndarray) -> tuple[int, ...]:
-    shapes = {a.shape for a in arrays}
-    if len(shapes) != 1:
-        got = ", ".join(f"{n} {a.shape}" for n, a in zip(op.inputs, arrays))
-        raise OperatorError(f"{op.name}: shapes must be equal, got {got}")
-    return arrays[0].shape
-
-
-def broadcast_shape(op: Operator, *arrays: np.ndarray) -> tuple[int, ...]:
+        return None
+    a = a if isinstance(a, np.ndarray) else np.asarray(a)
+    if not _representable(a):
+        a = np.ascontiguousarray(a)
     try:
-        return np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        got = ", ".join(f"{n} {a.shape}" for n, a in zip(op.inputs, arrays))
-        raise OperatorError(f"{op.name}: shapes do not broadcast: {got}") from None
+        return tensors.from_numpy(a)
+    except (TypeError, ValueError) as exc:
+        raise OperatorError(f"{api}: {name}: {exc}") from None
 
 
-def check_rank(op: Operator, shape: tuple[int, ...], limit: int = 8) -> None:
-    if len(shape) > limit:
-        raise OperatorError(f"{op.name}: tensors may have at most {limit} dims, got {len(shape)}")
+def scalar(value):
+    """A Python number as the aclScalar the API takes (ACL_DOUBLE: read back as f32 like CANN)."""
+    if value is None:
+        return None
+    try:
+        return scalars.create(float(value), C.ACL_DOUBLE)
+    except (TypeError, ValueError, AclError) as exc:
+        raise OperatorError(f"scalar {value!r}: {exc}") from None
 
 
-def make_out(op: Operator, out, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """The given `out` after checking its shape and dtype, or a new array."""
+def output(api: str, name: str, out, shape: tuple[int, ...], dtype) -> np.ndarray:
     if out is None:
         return np.empty(shape, dtype)
     if not isinstance(out, np.ndarray):
-        raise OperatorError(f"{op.name}: out must be a numpy array, got {type(out).__name__}")
-    if out.shape != tuple(shape):
-        raise OperatorError(f"{op.name}: {op.outputs[0]} shape {out.shape} must be {tuple(shape)}")
-    if out.dtype != dtype:
-        raise OperatorError(f"{op.name}: {op.outputs[0]} dtype {out.dtype} must be {np.dtype(dtype)}")
+        raise OperatorError(f"{api}: {name} must be a numpy array, got {type(out).__name__}")
+    return out
+
+
+def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: str) -> np.ndarray:
+    """Call `binding(*args, out)` (the operator's GetWorkspaceSize check and plan) and run the
+    executor now, with a workspace from the runtime if the plan stages data."""
+    target = out if _representable(out) else np.empty(out.shape, out.dtype)
+    out_t = tensor(api, out_name, target)
     if not out.flags.writeable:
-        raise OperatorError(f"{op.name}: {op.outputs[0]} is read-only")
+        out_t.readonly = True
+    try:
+        executor = binding(*args, out_t)
+        block = memory.malloc(executor.workspace_size, 0) if executor.workspace_size else None
+        try:
+            executor.run(block.start if block else 0)
+        finally:
+            if block is not None:
+                memory.free(block.start)
+    except AclError as e:
+        raise OperatorError(e.message, e.status) from None
+    if target is not out:
+        out[...] = target
     return out

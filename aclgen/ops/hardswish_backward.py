@@ -5,8 +5,9 @@ a NaN x fails both compares and gives d = 1, so out = g.
 """
 
 from aclgen.frontend import f32, select
-from aclgen.ops.operator import Operator, launch
-from aclgen.ops.entry import check_dtypes, same_shapes, make_out
+from aclgen.ops import entry
+from aclgen.ops.operator import Operator
+from aclgen.runtime import checks, planner
 
 FLOAT_HALF_BF16 = ("float32", "float16", "bfloat16")
 
@@ -32,10 +33,45 @@ OP = Operator(
 )
 
 
+# ==============================================================================================
+# aclnn binding: aclnnHardswishBackwardGetWorkspaceSize's checks, in SPEC.md §4.1's order
+# ==============================================================================================
+
+API = "aclnnHardswishBackward"
+NAMES = ("gradOutput", "self", "out")
+
+
+def get_workspace_size(grad_output, self, out):
+    """Check the arguments and plan the call; returns the executor (raises AclError)."""
+    args = (grad_output, self, out)
+    executor = planner.reuse(API, args)  # these very objects passed every check before
+    if executor is not None:
+        return executor
+    g = checks.tensor(API, "gradOutput", grad_output)
+    x = checks.tensor(API, "self", self)
+    o = checks.tensor(API, "out", out)
+    codes, names, _ = checks.allowed(OP, checks.soc())
+    checks.dtype_in(API, "gradOutput", g, codes, names)
+    checks.dtype_in(API, "self", x, codes, names)
+    checks.same_dtype(API, "self", x, "gradOutput", g)
+    checks.same_dtype(API, "out", o, "gradOutput", g)
+    checks.max_dims(API, "gradOutput", g)
+    checks.max_dims(API, "self", x)
+    checks.max_dims(API, "out", o)
+    checks.same_shape(API, "self", x, "gradOutput", g)
+    checks.same_shape(API, "out", o, "gradOutput", g)
+    return planner.build(API, OP, NAMES, (g, x, o), 2, g.view_dims, memo=(args, None))
+
+
+# ==============================================================================================
+# numpy entry point
+# ==============================================================================================
+
+
 def hardswish_backward(grad_output, self, out=None):
     """The gradient of hardswish at `self` applied to `grad_output` (same shapes and dtypes)."""
-    g, x = check_dtypes(OP, grad_output, self)
-    shape = same_shapes(OP, g, x)
-    out = make_out(OP, out, shape, g.dtype)
-    launch(OP, [g, x], [out])
-    return out
+    g, x = entry.array(grad_output), entry.array(self)
+    dtype = g.dtype if g is not None else None
+    out = entry.output(API, "out", out, entry.shape_of(g), dtype)
+    args = [entry.tensor(API, "gradOutput", g), entry.tensor(API, "self", x)]
+    return entry.run(get_workspace_size, API, args, out, "out")

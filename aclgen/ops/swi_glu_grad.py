@@ -5,25 +5,22 @@ out_A = g * B * (s + s * (1 - s) * A), out_B = g * s * A. The kernel has three i
 (yGrad, A, B) and two outputs (out_A, out_B), all strided views of x and out.
 """
 
-from aclgen.frontend import select, sigmoid
-from aclgen.ops.entry import OperatorError, check_dtypes, make_out
-from aclgen.ops.operator import Operator, launch
+import operator
+
+from aclgen.frontend import sigmoid
+from aclgen.ops import entry
+from aclgen.ops.operator import Operator
+from aclgen.runtime import checks, planner
+from aclgen.runtime import constants as C
+from aclgen.runtime.errors import AclError
+from aclgen.runtime.tensor import fmt_dims
 
 A2 = ("float16", "float32", "bfloat16")
-INF = float("inf")
 
 
 def formula(y_grad, a, b):
     s = sigmoid(a)
-    d = s + s * (1.0 - s) * a
-    # g * B * d: any fixed order of three factors can overflow before the result does (g = FLT_MAX,
-    # |d| < 1), and one of the three orders cannot; so take the first order whose result is
-    # finite, or the plain one when none is. (g * s) * A needs no care: |g * s| <= |g|.
-    p1 = y_grad * b * d
-    p = select(abs(p1) < INF, p1, y_grad * (b * d))
-    p = select(abs(p) < INF, p, y_grad * d * b)
-    p = select(abs(p) < INF, p, p1)
-    return p, y_grad * s * a
+    return y_grad * b * (s + s * (1.0 - s) * a), y_grad * s * a
 
 
 OP = Operator(
@@ -51,20 +48,81 @@ def halves(a, dim: int):
     return a[tuple(lo)], a[tuple(hi)]
 
 
+# ==============================================================================================
+# aclnn binding: aclnnSwiGluGradGetWorkspaceSize's checks, in SPEC.md §4.4's order
+# ==============================================================================================
+
+API = "aclnnSwiGluGrad"
+NAMES = ("yGrad", "x", "out")
+FORMATS = (C.ACL_FORMAT_ND, C.ACL_FORMAT_NCHW, C.ACL_FORMAT_NHWC, C.ACL_FORMAT_NCDHW, C.ACL_FORMAT_NCL)
+
+
+def _tiling_error(message: str) -> AclError:
+    return AclError(C.ACLNN_ERR_INNER_TILING_ERROR, f"{API}: {message}")
+
+
+def get_workspace_size(y_grad, x, dim, out):
+    """Check the arguments and plan the call; returns the executor (raises AclError)."""
+    args = (y_grad, x, out)
+    if type(dim) is int:
+        executor = planner.reuse(API, args, dim)  # these very objects passed every check before
+        if executor is not None:
+            return executor
+    g = checks.tensor(API, "yGrad", y_grad)
+    xt = checks.tensor(API, "x", x)
+    o = checks.tensor(API, "out", out)
+    codes, names, _ = checks.allowed(OP, checks.soc())
+    checks.dtype_in(API, "yGrad", g, codes, names)
+    checks.dtype_in(API, "x", xt, codes, names)
+    checks.dtype_in(API, "out", o, codes, names)
+    checks.same_dtype(API, "x", xt, "yGrad", g)
+    checks.same_dtype(API, "out", o, "yGrad", g)
+    checks.format_in(API, "yGrad", g, FORMATS)
+    checks.format_in(API, "x", xt, FORMATS)
+    checks.format_in(API, "out", o, FORMATS)
+    checks.same_shape(API, "out", o, "x", xt)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        try:
+            dim = operator.index(dim)
+        except TypeError:
+            raise AclError(C.ACLNN_ERR_PARAM_INVALID, f"{API}: dim must be an int, got {dim!r}") from None
+    rank = len(xt.view_dims)
+    if not -rank <= dim < rank:
+        raise _tiling_error(f"dim {dim} is outside [{-rank}, {rank - 1}] for x of {rank} dims")
+    d = dim % rank
+    if xt.view_dims[d] % 2:
+        raise _tiling_error(f"x dim {d} has odd size {xt.view_dims[d]}, it must split into two halves")
+    half = tuple(n // 2 if k == d else n for k, n in enumerate(xt.view_dims))
+    if g.view_dims != half:
+        raise _tiling_error(f"yGrad shape {fmt_dims(g.view_dims)} must equal x shape with dim {d} halved "
+                            f"{fmt_dims(half)}")
+    memo = (args, dim) if type(dim) is int else None
+    return planner.build(API, OP, NAMES, (g, xt, o), 2, xt.view_dims, (), _split, d, memo)
+
+
+def _split(views_in, views_out, itemsize: int, d: int):
+    """Kernel operands: yGrad, x's halves A and B; out's halves. All span yGrad's shape."""
+    g, x = views_in
+    (o,) = views_out
+    return g[2], [g, *_halves(x, d, itemsize)], list(_halves(o, d, itemsize))
+
+
+def _halves(view, d: int, itemsize: int):
+    src, delta, dims, strides = view
+    h = dims[d] // 2
+    dims_h = tuple(h if k == d else n for k, n in enumerate(dims))
+    return (src, delta, dims_h, strides), (src, delta + h * strides[d] * itemsize, dims_h, strides)
+
+
+# ==============================================================================================
+# numpy entry point
+# ==============================================================================================
+
+
 def swi_glu_grad(y_grad, x, dim=-1, out=None):
     """The gradient of SwiGLU(x) = silu(A) * B along `dim`, applied to `y_grad`."""
-    g, x = check_dtypes(OP, y_grad, x)
-    rank = x.ndim
-    if not -rank <= dim < rank:
-        raise OperatorError(f"{OP.name}: dim {dim} is outside [{-rank}, {rank - 1}]", 561002)
-    dim %= rank
-    if x.shape[dim] % 2:
-        raise OperatorError(f"{OP.name}: x.shape[{dim}] = {x.shape[dim]} is odd", 561002)
-    half = tuple(n // 2 if k == dim else n for k, n in enumerate(x.shape))
-    if g.shape != half:
-        raise OperatorError(f"{OP.name}: yGrad shape {g.shape} must be {half}", 561002)
-    out = make_out(OP, out, x.shape, x.dtype)
-    a, b = halves(x, dim)
-    out_a, out_b = halves(out, dim)
-    launch(OP, [g, a, b], [out_a, out_b])
-    return out
+    g, xa = entry.array(y_grad), entry.array(x)
+    shape, dtype = (entry.shape_of(xa), xa.dtype) if xa is not None else ((), None)
+    out = entry.output(API, "out", out, shape, dtype)
+    args = [entry.tensor(API, "yGrad", g), entry.tensor(API, "x", xa), dim]
+    return entry.run(get_workspace_size, API, args, out, "out")

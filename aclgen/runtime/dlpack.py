@@ -1,0 +1,94 @@
+"""DLPack import of CPU tensors from other libraries (torch, numpy, jax, ...), zero-copy.
+
+We read the DLManagedTensor ourselves rather than going through `np.from_dlpack` because numpy
+cannot represent bfloat16 (kDLBfloat); reading the struct covers every dtype aclTensor has. The
+capsule is renamed "used_dltensor" (the protocol's way of taking ownership) and the producer's
+deleter runs when the last aclTensor or view using the memory is gone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from aclgen.runtime import constants as C
+from aclgen.runtime.tensor import AclTensor, from_layout
+
+KDL_CPU = 1
+# (DLDataTypeCode, bits) -> aclDataType
+_CODES = {
+    (0, 8): C.ACL_INT8, (0, 16): C.ACL_INT16, (0, 32): C.ACL_INT32, (0, 64): C.ACL_INT64,
+    (1, 8): C.ACL_UINT8, (1, 16): C.ACL_UINT16, (1, 32): C.ACL_UINT32, (1, 64): C.ACL_UINT64,
+    (2, 16): C.ACL_FLOAT16, (2, 32): C.ACL_FLOAT, (2, 64): C.ACL_DOUBLE, (4, 16): C.ACL_BF16,
+    (5, 64): C.ACL_COMPLEX64, (5, 128): C.ACL_COMPLEX128, (6, 8): C.ACL_BOOL,
+}
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter)]
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype, _get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+_is_valid = ctypes.pythonapi.PyCapsule_IsValid
+_is_valid.restype, _is_valid.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+_set_name = ctypes.pythonapi.PyCapsule_SetName
+_set_name.restype, _set_name.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
+
+
+class _Owner:
+    """Holds the consumed DLManagedTensor; calls the producer's deleter when collected."""
+
+    def __init__(self, managed):
+        self.managed = managed
+
+    def __del__(self):
+        deleter = self.managed.contents.deleter
+        if deleter:
+            deleter(self.managed)
+
+
+def from_dlpack(obj, format: int = C.ACL_FORMAT_ND) -> AclTensor:
+    """An aclTensor over a CPU tensor exporting `__dlpack__` (or a "dltensor" capsule)."""
+    capsule = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
+    if not _is_valid(capsule, b"dltensor"):
+        raise TypeError("from_dlpack: expected an object with __dlpack__ or an unused 'dltensor' capsule")
+    managed = ctypes.cast(_get_pointer(capsule, b"dltensor"), ctypes.POINTER(_DLManagedTensor))
+    t = managed.contents.dl_tensor
+    if t.device.device_type != KDL_CPU:
+        raise ValueError(f"from_dlpack: only CPU tensors can be imported, got device type {t.device.device_type}")
+    code = _CODES.get((t.dtype.code, t.dtype.bits))
+    if code is None or t.dtype.lanes != 1:
+        raise TypeError(f"from_dlpack: DLPack dtype (code {t.dtype.code}, bits {t.dtype.bits}, "
+                        f"lanes {t.dtype.lanes}) has no aclDataType")
+    if format not in C.FORMAT_NAMES:
+        raise ValueError(f"from_dlpack: format {format!r} is not an aclFormat")
+    _set_name(capsule, b"used_dltensor")  # ours now: the capsule's destructor leaves it alone
+    owner = _Owner(managed)
+    shape = [t.shape[k] for k in range(t.ndim)]
+    if t.strides:
+        strides = [t.strides[k] for k in range(t.ndim)]
+    else:
+        strides, acc = [0] * t.ndim, 1
+        for k in reversed(range(t.ndim)):
+            strides[k], acc = acc, acc * max(shape[k], 1)
+    elem0 = (t.data or 0) + t.byte_offset
+    return from_layout(elem0, shape, strides, code, format, owner, False)

@@ -1,0 +1,68 @@
+"""aclScalar: a value stored in its data type; operators read it back as f32 (CANN's ToFloat).
+
+Storing first and widening second is what makes `create_scalar(1.1, ACL_FLOAT16)` mean the
+fp16 value nearest 1.1, and `create_scalar(2.9, ACL_INT32)` mean 2, as in C.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+from aclgen.runtime import constants as C
+from aclgen.runtime.errors import AclError
+from aclgen.runtime.tensor import next_serial
+
+_FLOATS = {C.ACL_FLOAT: np.float32, C.ACL_FLOAT16: np.float16, C.ACL_BF16: ml_dtypes.bfloat16}
+_INTS = {  # code -> (bits, signed)
+    C.ACL_INT8: (8, True), C.ACL_INT16: (16, True), C.ACL_INT32: (32, True), C.ACL_INT64: (64, True),
+    C.ACL_UINT8: (8, False), C.ACL_UINT16: (16, False), C.ACL_UINT32: (32, False), C.ACL_UINT64: (64, False),
+}
+
+
+class AclScalar:
+    __slots__ = ("value", "dtype", "f32", "bits", "destroyed", "serial")
+    block = None  # like a tensor without runtime memory (the planner's memo treats both alike)
+
+    def __init__(self, value, dtype: int):
+        self.value = value  # as stored: a numpy scalar of the dtype, a Python int/float/bool
+        self.dtype = dtype
+        with np.errstate(over="ignore"):
+            f = np.float32(float(value))
+        self.f32 = float(f)  # ToFloat: what operators compare with
+        self.bits = int(f.view(np.uint32))  # its launch-record slot
+        self.destroyed = False
+        self.serial = next_serial()
+
+    def __repr__(self) -> str:
+        return f"aclScalar({self.value!r}, {C.dtype_name(self.dtype)})"
+
+
+def _wrap(v: int, bits: int, signed: bool) -> int:
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+
+
+def create(value, data_type) -> AclScalar:
+    """aclCreateScalar: store `value` in `data_type` (floats round, integers truncate and wrap)."""
+    if isinstance(value, (np.ndarray,)) and value.ndim == 0:
+        value = value.item()
+    if not isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_)):
+        raise AclError(C.ACLNN_ERR_PARAM_INVALID, f"create_scalar: value must be a real number, got {value!r}")
+    if data_type in _FLOATS:
+        with np.errstate(over="ignore"):
+            return AclScalar(_FLOATS[data_type](float(value)), data_type)
+    if data_type == C.ACL_DOUBLE:
+        return AclScalar(float(value), data_type)
+    if data_type == C.ACL_BOOL:
+        return AclScalar(bool(value), data_type)
+    if data_type in _INTS:
+        f = value if isinstance(value, (int, np.integer)) else float(value)
+        if isinstance(f, float) and not math.isfinite(f):
+            raise AclError(C.ACLNN_ERR_PARAM_INVALID,
+                           f"create_scalar: {value!r} has no {C.dtype_name(data_type)} value")
+        return AclScalar(_wrap(int(f), *_INTS[data_type]), data_type)  # int() truncates toward 0
+    raise AclError(C.ACLNN_ERR_PARAM_INVALID,
+                   f"create_scalar: data_type {C.dtype_name(data_type)} cannot hold a scalar here")
