@@ -1,0 +1,59 @@
+"""CANN's aclnnThresholdBackward example, in Python (SPEC.md §4.5).
+
+    python examples/threshold_backward.py
+"""
+
+import sys
+
+import numpy as np
+
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+from common import check, copy_to_host, create_acl_tensor, print_result
+
+
+def main() -> None:
+    device_id = 0
+    check(acl.init(), "aclInit")
+    check(acl.rt.set_device(device_id), "aclrtSetDevice")
+    stream, ret = acl.rt.create_stream()
+    check(ret, "aclrtCreateStream")
+
+    shape = (2, 2)
+    grad_output_host = np.array([4.5, 4.4, 4.3, 4.2], dtype=np.float32).reshape(shape)
+    self_host = np.array([0.2, 1.2, 2.2, 3.2], dtype=np.float32).reshape(shape)
+    out_host = np.zeros(shape, dtype=np.float32)
+    grad_output_addr, grad_output = create_acl_tensor(grad_output_host, acl.ACL_FLOAT)
+    self_addr, self_tensor = create_acl_tensor(self_host, acl.ACL_FLOAT)
+    out_addr, out = create_acl_tensor(out_host, acl.ACL_FLOAT)
+    threshold = acl.create_scalar(1.0, acl.ACL_FLOAT)
+    if threshold is None:
+        sys.exit(f"aclCreateScalar failed ({acl.get_recent_err_msg()})")
+
+    workspace_size, executor, ret = aclnn.aclnnThresholdBackwardGetWorkspaceSize(
+        grad_output, self_tensor, threshold, out)
+    check(ret, "aclnnThresholdBackwardGetWorkspaceSize")
+    workspace_addr = None
+    if workspace_size > 0:
+        workspace_addr, ret = acl.rt.malloc(workspace_size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        check(ret, "allocate workspace")
+    check(aclnn.aclnnThresholdBackward(workspace_addr, workspace_size, executor, stream), "aclnnThresholdBackward")
+    check(acl.rt.synchronize_stream(stream), "aclrtSynchronizeStream")
+
+    print_result(copy_to_host(out_addr, out_host))
+
+    acl.destroy_tensor(grad_output)
+    acl.destroy_tensor(self_tensor)
+    acl.destroy_tensor(out)
+    acl.destroy_scalar(threshold)
+    for addr in (grad_output_addr, self_addr, out_addr):
+        acl.rt.free(addr)
+    if workspace_addr is not None:
+        acl.rt.free(workspace_addr)
+    acl.rt.destroy_stream(stream)
+    acl.rt.reset_device(device_id)
+    acl.finalize()
+
+
+if __name__ == "__main__":
+    main()
