@@ -1,0 +1,186 @@
+"""Streams: FIFO order, asynchronous enqueue, independence of streams, error reporting, destroy."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+from tests import aclnn_reference as ref
+from tests.aclnn_helpers import GWS, RUN, s
+
+
+def blocker(stream):
+    """Queue a task that holds `stream` until the returned event is set."""
+    ev = threading.Event()
+    stream.enqueue(lambda: ev.wait(10))
+    return ev
+
+
+def test_default_stream_and_sync_none():
+    assert acl.rt.synchronize_stream(None) == 0
+    assert acl.rt.destroy_stream(None) == acl.ACL_ERROR_INVALID_PARAM
+
+
+def test_enqueue_returns_at_once_and_runs_in_order():
+    stream, ret = acl.rt.create_stream()
+    assert ret == 0
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-6, 6, 1000).astype(np.float32)
+    c = rng.uniform(-6, 6, 1000).astype(np.float32)
+    b = np.zeros_like(a)
+    ta, tb, tc = acl.from_numpy(a), acl.from_numpy(b), acl.from_numpy(c)
+    want_a, want_b = a.copy(), b.copy()
+    ev = blocker(stream)
+    for k in range(20):  # a chain: each call reads what the previous one wrote
+        src, dst = (ta, tb) if k % 2 == 0 else (tb, ta)
+        ws, ex, ret = aclnn.aclnnHardswishBackwardGetWorkspaceSize(src, tc, dst)
+        assert ret == 0
+        assert aclnn.aclnnHardswishBackward(None, ws, ex, stream) == 0
+        if k % 2 == 0:
+            want_b = ref.hardswish_backward(want_a, c)
+        else:
+            want_a = ref.hardswish_backward(want_b, c)
+    assert not b.any()  # nothing ran yet: the stream is held
+    ev.set()
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert ref.same_bits(a, want_a) and ref.same_bits(b, want_b)
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_streams_are_independent():
+    s1, _ = acl.rt.create_stream()
+    s2, _ = acl.rt.create_stream()
+    ev = blocker(s2)
+    g = np.linspace(-4, 4, 4096, dtype=np.float32)
+    out1, out2 = np.zeros_like(g), np.zeros_like(g)
+    tg = acl.from_numpy(g)
+    for out, st in ((out2, s2), (out1, s1)):
+        ws, ex, ret = aclnn.aclnnSeluBackwardGetWorkspaceSize(tg, tg, acl.from_numpy(out))
+        assert aclnn.aclnnSeluBackward(None, ws, ex, st) == 0
+    assert acl.rt.synchronize_stream(s1) == 0  # does not wait for the held s2
+    assert ref.same_bits(out1, ref.selu_backward(g, g)) and not out2.any()
+    ev.set()
+    assert acl.rt.synchronize_stream(s2) == 0
+    assert ref.same_bits(out2, out1)
+    assert acl.rt.destroy_stream(s1) == 0 and acl.rt.destroy_stream(s2) == 0
+
+
+def test_streams_run_at_the_same_time():
+    """A rendezvous of two tasks on two streams only completes if both run at once."""
+    barrier = threading.Barrier(2, timeout=5)
+    s1, _ = acl.rt.create_stream()
+    s2, _ = acl.rt.create_stream()
+    s1.enqueue(barrier.wait)
+    s2.enqueue(barrier.wait)
+    assert acl.rt.synchronize_stream(s1) == 0 and acl.rt.synchronize_stream(s2) == 0
+    acl.rt.destroy_stream(s1)
+    acl.rt.destroy_stream(s2)
+
+
+def test_large_calls_on_two_streams():
+    """Large (multi-threaded) calls on two streams at once give the same results."""
+    n = 1 << 22
+    g = np.ones(n, np.float32)
+    outs = [np.zeros(n, np.float32) for _ in range(2)]
+    streams = [acl.rt.create_stream()[0] for _ in range(2)]
+    executors = []
+    for out in outs:
+        ws, ex, ret = aclnn.aclnnSwiGluGradGetWorkspaceSize(acl.from_numpy(g[: n // 2]), acl.from_numpy(g), 0,
+                                                            acl.from_numpy(out))
+        assert ret == 0
+        aclnn.aclSetAclOpExecutorRepeatable(ex)
+        executors.append(ex)
+    for ex, st in zip(executors, streams):
+        assert aclnn.aclnnSwiGluGrad(None, 0, ex, st) == 0
+    assert acl.rt.synchronize_device() == 0
+    assert np.array_equal(outs[0], outs[1]) and outs[0].all()
+    for st in streams:
+        assert acl.rt.destroy_stream(st) == 0
+
+
+def test_async_failure_reported_by_synchronize():
+    stream, _ = acl.rt.create_stream()
+    ptr, _ = acl.rt.malloc(64, 0)
+    t = acl.create_tensor([16], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [16], ptr)
+    ws, ex, ret = GWS["threshold"](t, t, s(0.0), t)
+    assert ret == 0
+    ev = blocker(stream)
+    assert RUN["threshold"](None, ws, ex, stream) == 0
+    assert acl.rt.free(ptr) == 0  # too early: the queued call has not run
+    ev.set()
+    assert acl.rt.synchronize_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR
+    assert "aclnnThresholdBackward: operand memory at" in acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream(stream) == 0  # reported once
+    stream.enqueue(lambda: 1 / 0)
+    stream.enqueue(lambda: None)
+    assert acl.rt.synchronize_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR
+    assert "ZeroDivisionError" in acl.get_recent_err_msg()
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_first_error_wins():
+    from aclgen.runtime.errors import AclError
+
+    stream, _ = acl.rt.create_stream()
+
+    def failing(code):
+        def task():
+            raise AclError(code, f"failure {code}")
+        return task
+
+    stream.enqueue(failing(361001))
+    stream.enqueue(failing(561000))
+    assert acl.rt.synchronize_stream(stream) == 361001
+    assert acl.get_recent_err_msg() == "failure 361001"
+    acl.rt.destroy_stream(stream)
+
+
+def test_destroy_waits_for_pending_work():
+    stream, _ = acl.rt.create_stream()
+    ev = blocker(stream)
+    done = []
+    g = np.linspace(-1, 1, 64, dtype=np.float32)
+    out = np.zeros_like(g)
+    ws, ex, ret = GWS["hardswish"](acl.from_numpy(g), acl.from_numpy(g), acl.from_numpy(out))
+    assert RUN["hardswish"](None, ws, ex, stream) == 0
+    th = threading.Thread(target=lambda: done.append(acl.rt.destroy_stream(stream)))
+    th.start()
+    time.sleep(0.05)
+    assert not done  # still waiting on the held work
+    ev.set()
+    th.join(10)
+    assert done == [0] and ref.same_bits(out, ref.hardswish_backward(g, g))
+
+
+def test_destroyed_stream_misuse():
+    stream, _ = acl.rt.create_stream()
+    assert acl.rt.destroy_stream(stream) == 0
+    assert acl.rt.destroy_stream(stream) == acl.ACL_ERROR_INVALID_PARAM
+    assert acl.rt.synchronize_stream(stream) == acl.ACL_ERROR_INVALID_PARAM
+    assert "the stream was destroyed" in acl.get_recent_err_msg()
+    assert acl.rt.synchronize_stream("s") == acl.ACL_ERROR_INVALID_PARAM
+    g = acl.from_numpy(np.zeros(4, np.float32))
+    ws, ex, ret = GWS["hardswish"](g, g, g)
+    assert RUN["hardswish"](None, ws, ex, stream) == 161002
+    assert acl.get_recent_err_msg() == "aclnnHardswishBackward: stream was destroyed"
+    assert RUN["hardswish"](None, ws, ex, None) == 0  # the failed enqueue did not consume it
+
+
+def test_repeatable_executor_on_a_stream_many_times():
+    stream, _ = acl.rt.create_stream()
+    acc = np.full(8, 10.0, np.float32)
+    ta = acl.from_numpy(acc)
+    ws, ex, ret = GWS["selu"](ta, acl.from_numpy(np.ones(8, np.float32)), ta)
+    aclnn.aclSetAclOpExecutorRepeatable(ex)
+    for _ in range(5):
+        assert RUN["selu"](None, ws, ex, stream) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    want = np.full(8, 10.0, np.float32)
+    for _ in range(5):
+        want = want * np.float32(1.0507009873554805)
+    assert np.array_equal(acc, want)
+    acl.rt.destroy_stream(stream)
