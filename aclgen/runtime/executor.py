@@ -15,6 +15,7 @@ from aclgen.runtime import constants as C
 from aclgen.runtime import memory
 from aclgen.runtime.errors import AclError, fail
 from aclgen.runtime.stream import Stream
+from aclgen.runtime.tensor import NUMPY_OF_CODE, contiguous_strides
 
 READY, CONSUMED, DESTROYED = 0, 1, 2
 CHUNK = 1 << 16  # elements per thread task; smaller splits cost more in handoff than they gain
@@ -101,8 +102,6 @@ class Executor:
 
 def _copy_back(src: int, t) -> None:
     """Copy a contiguous staged result at `src` into output tensor `t`'s strided view."""
-    from aclgen.runtime.tensor import NUMPY_OF_CODE, contiguous_strides  # cycle: tensor -> memory
-
     npd = NUMPY_OF_CODE[t.dtype]
     staged = memory.raw_view(src, t.view_dims, contiguous_strides(t.view_dims), npd)
     memory.raw_view(t.addr, t.view_dims, t.strides, npd)[...] = staged
