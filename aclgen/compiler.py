@@ -34,7 +34,13 @@ from aclgen.passes import pipeline
 
 
 class CompileError(Exception):
-    """A pass or the LLVM backend failed; the message names the stage."""
+    """A pass or the LLVM backend failed: a one-line message naming the stage; the IR or the
+    backend's full report, when there is one, is in `details`."""
+
+    def __init__(self, message: str, details: str = ""):
+        first, _, rest = message.partition("\n")
+        super().__init__(first)
+        self.details = (rest + "\n" + details).strip()
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,10 @@ def like(t: Attribute, elem: Attribute) -> Attribute:
     return elem if n is None else VectorType(elem, [n])
 
 
+def _types(ts) -> str:
+    return ", ".join(str(t) for t in ts)
+
+
 def _check_same_shape(op: Operation) -> None:
     shapes = {lanes(v.type) for v in (*op.operands, *op.results)}
     if len(shapes) != 1:
@@ -189,7 +193,12 @@ class KernelOp(IRDLOperation):
         want = self.block_types(self.inputs.data, self.params.data)
         got = [a.type for a in self.block.args]
         if want != got:
-            raise VerifyException(f"ew.kernel block arguments {got} do not match its signature {want}")
+            raise VerifyException(
+                f"ew.kernel block arguments ({_types(got)}) do not match its signature ({_types(want)})"
+            )
+        for v in self.outputs.data:
+            if v.layout.data == "broadcast":
+                raise VerifyException(f"ew.kernel output {v} cannot be a broadcast (stride-0) view")
         if len(self.arg_names.data) != len(self.inputs.data) + len(self.params.data) + len(self.outputs.data):
             raise VerifyException("ew.kernel needs one name per input, param and output")
         ranks = {v.rank.data for v in (*self.inputs.data, *self.outputs.data)}
@@ -421,32 +430,34 @@ class LogicalOp(IRDLOperation):
                 raise VerifyException(f"{self.name} works on i1 masks, got {v.type}")
 
 
+class BinaryLogicalOp(LogicalOp):
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+
+    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+
 @irdl_op_definition
-class AndOp(LogicalOp):
+class AndOp(BinaryLogicalOp):
+    """Lane-wise `lhs and rhs` of two masks."""
+
     name = "ew.and"
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
-
-    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
 
 
 @irdl_op_definition
-class OrOp(LogicalOp):
-    name = "ew.or"
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
+class OrOp(BinaryLogicalOp):
+    """Lane-wise `lhs or rhs` of two masks."""
 
-    def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+    name = "ew.or"
 
 
 @irdl_op_definition
 class NotOp(LogicalOp):
+    """Lane-wise `not input` of a mask."""
+
     name = "ew.not"
     input = operand_def()
     result = result_def()

@@ -7,7 +7,7 @@ out_A = g * B * (s + s * (1 - s) * A), out_B = g * s * A. The kernel has three i
 
 import operator
 
-from aclgen.frontend import sigmoid
+from aclgen.frontend import select, sigmoid
 from aclgen.ops import entry
 from aclgen.ops.operator import Operator
 from aclgen.runtime import checks, planner
@@ -16,11 +16,20 @@ from aclgen.runtime.errors import AclError
 from aclgen.runtime.tensor import fmt_dims
 
 A2 = ("float16", "float32", "bfloat16")
+INF = float("inf")
 
 
 def formula(y_grad, a, b):
     s = sigmoid(a)
-    return y_grad * b * (s + s * (1.0 - s) * a), y_grad * s * a
+    d = s + s * (1.0 - s) * a
+    # g * B * d: any fixed order of three factors can overflow before the result does (g = FLT_MAX,
+    # |d| < 1), and one of the three orders cannot; so take the first order whose result is
+    # finite, or the plain one when none is. (g * s) * A needs no care: |g * s| <= |g|.
+    p1 = y_grad * b * d
+    p = select(abs(p1) < INF, p1, y_grad * (b * d))
+    p = select(abs(p) < INF, p, y_grad * d * b)
+    p = select(abs(p) < INF, p, p1)
+    return p, y_grad * s * a
 
 
 OP = Operator(

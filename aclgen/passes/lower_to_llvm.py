@@ -352,6 +352,12 @@ class LowerToLLVMPass(ModulePass):
     noalias: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for other in op.ops:
+            if not isinstance(other, (func.FuncOp, llvm.FuncOp)):
+                raise ValueError(
+                    f"in pass {self.name}: cannot lower {other.name}; run tile-elementwise and "
+                    "convert-scf-to-cf first"
+                )
         for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
             lowered = FuncLowering(f).run(self.noalias)
             for key, value in f.attributes.items():

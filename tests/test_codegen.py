@@ -1,0 +1,70 @@
+"""Codegen properties: vector code, alignment on every access, noalias, no libcalls."""
+
+import re
+
+import numpy as np
+import pytest
+
+import aclgen
+from aclgen import dtypes as dt
+from aclgen.codegen.jit import check_libcalls
+from aclgen.codegen.target import host
+from aclgen.compiler import Options, Variant
+from aclgen.ops import OPERATORS
+
+W = host().f32_lanes
+
+
+def kernel(op: str, dtype: str, layouts=("contiguous",) * 3, rank=1, **options):
+    o = OPERATORS[op]
+    d = dt.dtype(dtype)
+    return o.kernel(Variant((d, d), (d,), rank, layouts), Options.from_knobs(**options))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_every_load_and_store_has_explicit_alignment(dtype):
+    ir = kernel("hardswish_backward", dtype).ir["llvm-ir"]
+    accesses = [line for line in ir.splitlines() if re.search(r"= load |\bstore ", line)]
+    assert accesses
+    size = dt.dtype(dtype).itemsize
+    for line in accesses:
+        if "%meta" in line or "i64" in line.split(",")[0]:
+            continue
+        assert re.search(rf"align {size}\b", line) or "align 8" in line or "align 4" in line, line
+
+
+def test_vector_width_compare_and_select():
+    ir = kernel("hardswish_backward", "float32").ir["llvm"]
+    assert f"<{W} x float>" in ir
+    assert re.search(rf"fcmp \w+ <{W} x float>", ir) and re.search(rf"select <{W} x i1>", ir)
+
+
+def test_noalias_variant():
+    assert "noalias" in kernel("threshold_backward", "float32", noalias=True).ir["llvm-ir"]
+    assert "noalias" not in kernel("threshold_backward", "float32").ir["llvm-ir"]
+
+
+def test_strided_and_broadcast_variants_compile_to_vector_code():
+    k = kernel("softshrink_backward", "float16", ("strided", "broadcast", "contiguous"), rank=3)
+    assert "tile.splat" in k.ir["vectorize-elementwise"]
+    assert f"<{W} x half>" in k.ir["llvm"] or f"<{W} x float>" in k.ir["llvm"]
+
+
+def test_bf16_rounds_with_integer_ops_not_libcalls():
+    asm = kernel("selu_backward", "bfloat16").asm
+    assert "__truncsfbf2" not in asm and "__extendbfsf2" not in asm
+
+
+def test_unresolvable_libcall_is_refused():
+    with pytest.raises(RuntimeError, match="__no_such_fn"):
+        check_libcalls("\tcall\t__no_such_fn@PLT\n")
+    check_libcalls("\tcall\tmemcpy@PLT\n\tjmp\t.LBB0_2\n")
+
+
+def test_width_and_tile_options_change_code_not_results():
+    g = np.linspace(-5, 5, 1001, dtype=np.float32)
+    x = np.linspace(-4, 4, 1001, dtype=np.float32)[::-1].copy()
+    f = lambda g, x: aclgen.select(x < -3.0, 0.0, aclgen.select(x <= 3.0, x * aclgen.f32(1 / 3) + 0.5, 1.0)) * g
+    results = [aclgen.compile(f, width=w, tile_size=t)(g, x) for w, t in [(1, 7), (4, 64), (8, 8192), (16, 100)]]
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
