@@ -53,6 +53,7 @@ class Options:
     noalias: bool = False
     opt_level: int = 3
     threads: int = 1
+    nontemporal: bool = False  # streaming stores (for outputs larger than the caches)
 
     @staticmethod
     def from_knobs(**overrides) -> "Options":
@@ -192,7 +193,9 @@ def compile_variant(
     module, listing, ptypes = build_module(formula, kname, variant, params, names)
     seconds["trace"] = time.perf_counter() - t
     ir = {"dsl": listing, "ew": str(module)}
-    spec = pipeline.default_spec(options.tile_size, options.width, options.fma, options.noalias, options.threads)
+    spec = pipeline.default_spec(
+        options.tile_size, options.width, options.fma, options.noalias, options.threads, options.nontemporal
+    )
     run_pipeline(module, spec, ir, seconds)
     ir["llvm-dialect"] = str(module)
     t = time.perf_counter()

@@ -31,6 +31,11 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             values[op.result] = b.select(values[op.cond], values[op.lhs], values[op.rhs])
         case llvmx.ExtractElementOp():
             values[op.result] = b.extract_element(values[op.vector], values[op.index])
+        case llvm.StoreOp() if op.nontemporal is not None:
+            # xDSL's converter drops the flag: keep it as !nontemporal metadata
+            store = b.store(values[op.value], values[op.ptr])
+            store.align = op.alignment.value.data if op.alignment else None
+            store.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
         case _:
             xdsl_convert_op(op, b, values, blocks)
 

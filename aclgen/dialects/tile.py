@@ -21,13 +21,15 @@ turns them into GEPs and loads/stores aligned to the element size.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntAttr, StringAttr, i64
+from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -115,7 +117,13 @@ class LoadOp(_Access):
 
 @irdl_op_definition
 class StoreOp(_Access):
-    """Store element(s) to `row[col * stride]`; the counterpart of `tile.load`."""
+    """Store element(s) to `row[col * stride]`; the counterpart of `tile.load`.
+
+    `align` (bytes) promises more than element alignment (the vectorizer peels columns until
+    it holds); `nontemporal` asks for a streaming store that bypasses the caches.
+
+        tile.store %v, %row[%c] stride %s "contiguous" {align = 32, nontemporal} : vector<8xf32> -> f32
+    """
 
     name = "tile.store"
     value = operand_def()
@@ -124,15 +132,48 @@ class StoreOp(_Access):
     stride = operand_def(i64)
     layout = prop_def(StringAttr)
     elem = prop_def(Attribute)
+    align = opt_prop_def(IntAttr)
+    nontemporal = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `,` $row `[` $col `]` `stride` $stride $layout attr-dict `:` type($value) `->` $elem"
 
-    def __init__(self, value, row, col, stride, layout: str, elem: Attribute):
-        super().__init__(operands=[value, row, col, stride], properties={"layout": StringAttr(layout), "elem": elem})
+    def __init__(self, value, row, col, stride, layout: str, elem: Attribute, align: int | None = None,
+                 nontemporal: bool = False):
+        props: dict[str, Attribute] = {"layout": StringAttr(layout), "elem": elem}
+        if align is not None:
+            props["align"] = IntAttr(align)
+        if nontemporal:
+            props["nontemporal"] = UnitAttr()
+        super().__init__(operands=[value, row, col, stride], properties=props)
 
     def verify_(self) -> None:
         self._check(self.value.type)
         if self.layout.data == "broadcast":
             raise VerifyException("tile.store cannot write a broadcast (stride-0) view")
+        if self.align is not None and (self.align.data & (self.align.data - 1)):
+            raise VerifyException(f"tile.store align must be a power of two, got {self.align.data}")
+
+
+@irdl_op_definition
+class AlignOffsetOp(IRDLOperation):
+    """How many elements of type `elem` from `row[col]` to the next `bytes`-aligned address
+    (0 when already aligned); the vectorizer peels that many columns.
+
+        %p = tile.align_offset %row[%c0] to 32 : f32
+    """
+
+    name = "tile.align_offset"
+    row = operand_def(PTR)
+    col = operand_def(i64)
+    bytes = prop_def(IntAttr)
+    elem = prop_def(Attribute)
+    result = result_def(i64)
+    traits = traits_def(Pure())
+    assembly_format = "$row `[` $col `]` `to` $bytes attr-dict `:` $elem"
+
+    def __init__(self, row, col, nbytes: int, elem: Attribute):
+        super().__init__(operands=[row, col], properties={"bytes": IntAttr(nbytes), "elem": elem},
+                         result_types=[i64])
 
 
 @irdl_op_definition
@@ -156,4 +197,4 @@ class SplatOp(IRDLOperation):
             raise VerifyException(f"tile.splat makes a vector of {self.input.type}, not {self.result.type}")
 
 
-TILE = Dialect("tile", [ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp], [])
+TILE = Dialect("tile", [ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp], [])

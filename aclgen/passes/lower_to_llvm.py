@@ -48,6 +48,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from aclgen import dtypes
+from aclgen.codegen.target import host
 from aclgen.dialects import ew, llvmx, tile
 from aclgen.dialects.ew import element, lanes, like
 
@@ -82,6 +83,7 @@ class FuncLowering:
         self.values: dict[SSAValue, SSAValue] = {}
         self.blocks: dict[Block, Block] = {}
         self.block: Block | None = None
+        self.has_nontemporal = False
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -245,6 +247,8 @@ class FuncLowering:
                 self.values[op.result] = self.load(op)
             case tile.StoreOp():
                 self.store(op)
+            case tile.AlignOffsetOp():
+                self.values[op.result] = self.align_offset(op)
             case tile.SplatOp():
                 self.values[op.result] = self.splat(self.v(op.input), llvm_type(op.result.type))  # type: ignore
             case cf.BranchOp():
@@ -260,6 +264,9 @@ class FuncLowering:
                     )
                 )
             case func.ReturnOp():
+                if self.has_nontemporal and host().triple.startswith(("x86_64", "i686")):
+                    # streaming stores are weakly ordered: fence before other threads look
+                    self.emit(llvm.CallIntrinsicOp("llvm.x86.sse.sfence", [], []))
                 self.emit(llvm.ReturnOp())
             case _:
                 raise ValueError(f"in pass lower-to-llvm: no lowering for {op.name}:\n  {op}")
@@ -275,6 +282,18 @@ class FuncLowering:
                 ipred = ("u" if unsigned else "s") + ipred
             return self.emit(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(ipred).to_int(), i64)))
         return self.emit(llvmx.FCmpOp(pred, a, b))
+
+    def align_offset(self, op: tile.AlignOffsetOp) -> SSAValue:
+        """Elements from row[col] to the next `bytes` boundary; 2^62 ("never") when the
+        address is not even element-aligned, so no aligned access is ever attempted."""
+        size, nbytes = _itemsize(op.elem), op.bytes.data
+        addr = self.emit(llvm.PtrToIntOp(self.gep(self.v(op.row), self.v(op.col), llvm_type(op.elem)), i64))
+        mis = self.emit(llvm.AndOp(addr, self.const(nbytes - 1, i64)))
+        gap = self.emit(llvm.AndOp(self.emit(llvm.SubOp(self.const(nbytes, i64), mis)), self.const(nbytes - 1, i64)))
+        elems = self.emit(llvm.LShrOp(gap, self.const(size.bit_length() - 1, i64)))
+        odd = self.emit(llvm.AndOp(addr, self.const(size - 1, i64)))
+        ok = self.emit(llvm.ICmpOp(odd, self.const(0, i64), IntegerAttr(llvm.ICmpPredicateFlag("eq").to_int(), i64)))
+        return self.emit(llvm.SelectOp(ok, elems, self.const(2**62, i64)))
 
     def _lane_ptrs(self, op: tile.LoadOp | tile.StoreOp, n: int) -> list[SSAValue]:
         col, stride = self.v(op.col), self.v(op.stride)
@@ -310,7 +329,11 @@ class FuncLowering:
         value, align = self.v(op.value), _itemsize(op.elem)
         n = lanes(value.type)
         if n is None or op.layout.data == "contiguous":
-            self.emit(llvm.StoreOp(value, self._ptr(op), alignment=align))
+            if op.align is not None:
+                align = op.align.data
+            nt = op.nontemporal is not None
+            self.has_nontemporal |= nt
+            self.emit(llvm.StoreOp(value, self._ptr(op), alignment=align, nontemporal=nt))
             return
         for i, p in enumerate(self._lane_ptrs(op, n)):
             x = self.emit(llvmx.ExtractElementOp(value, self.const(i, i64)))

@@ -9,6 +9,12 @@ tail). Values from outside the loop (parameters) are splatted once before it; br
 
 `width = 0` takes the host's native width for f32 (4 SSE, 8 AVX2, 16 AVX-512).
 
+With `align = true` (default) a scalar peel loop first runs the few columns up to the point
+where the first contiguous output's vector stores are aligned to the vector size (a view that
+is not even element-aligned is done wholly by the scalar loops); those stores then carry
+`align`. `nontemporal = true` makes the contiguous vector stores streaming stores (for
+outputs larger than the caches, where they save the read-for-ownership traffic).
+
 Before:
     scf.for %c = %c0 to %c1 step %one : i64 {
       %x = tile.load %row[%c] stride %s {layout = "contiguous"} : f32 -> f32
@@ -36,6 +42,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from aclgen.codegen.target import host
+from aclgen import dtypes
 from aclgen.dialects import ew, tile
 
 
@@ -43,7 +50,15 @@ def _vec(t, width: int):
     return VectorType(t, [width])
 
 
-def vectorize_loop(loop: scf.ForOp, width: int) -> None:
+def _aligned_store(body: Block) -> tile.StoreOp | None:
+    """The store whose vector accesses peeling makes aligned: the first contiguous one."""
+    for op in body.ops:
+        if isinstance(op, tile.StoreOp) and op.layout.data == "contiguous":
+            return op
+    return None
+
+
+def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal: bool = False) -> None:
     parent = loop.parent_block()
     assert parent is not None
     body = loop.body.block
@@ -54,9 +69,23 @@ def vectorize_loop(loop: scf.ForOp, width: int) -> None:
         before.append(op)
         return op.results[0]
 
-    # vector loop bounds: [c0, cv) with cv = c0 + (c1 - c0) - (c1 - c0) % width
     c0, c1 = loop.lb, loop.ub
     w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
+    target = _aligned_store(body) if align else None
+    vector_bytes = 0
+    if target is not None:
+        # peel scalar columns [c0, cp) until the target's vector stores are aligned
+        vector_bytes = width * dtypes.from_ir(target.elem).itemsize
+        gap = pre(tile.AlignOffsetOp(target.row, c0, vector_bytes, target.elem))
+        cp = pre(arith.MinSIOp(pre(arith.AddiOp(c0, gap)), c1))
+        cp.name_hint = "peel_end"
+        peel = loop.clone()
+        peel.attributes["tile.peel"] = UnitAttr()
+        del peel.attributes["tile.inner"]
+        peel.operands[1] = cp
+        before.append(peel)
+        c0 = cp
+    # vector loop bounds: [c0, cv) with cv = c1 - (c1 - c0) % width
     n = pre(arith.SubiOp(c1, c0))
     cv = pre(arith.SubiOp(c1, pre(arith.RemSIOp(n, w))))
     cv.name_hint = "vector_end"
@@ -86,7 +115,14 @@ def vectorize_loop(loop: scf.ForOp, width: int) -> None:
                 vbody.add_op(new)
                 mapping[op.result] = new.result
             case tile.StoreOp():
-                vbody.add_op(tile.StoreOp(vector_of(op.value), op.row, viv, op.stride, op.layout.data, op.elem))
+                aligned = op is target
+                vbody.add_op(
+                    tile.StoreOp(
+                        vector_of(op.value), op.row, viv, op.stride, op.layout.data, op.elem,
+                        align=vector_bytes if aligned else None,
+                        nontemporal=nontemporal and op.layout.data == "contiguous",
+                    )
+                )
             case _ if op.dialect_name() == "ew":
                 new = type(op).create(
                     operands=[vector_of(v) for v in op.operands],
@@ -111,12 +147,14 @@ class VectorizeElementwisePass(ModulePass):
     name = "vectorize-elementwise"
 
     width: int = 0
+    align: bool = True
+    nontemporal: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         width = self.width or host().f32_lanes
-        if width < 1:
-            raise ValueError(f"in pass {self.name}: width must be >= 1")
+        if width < 1 or width & (width - 1):
+            raise ValueError(f"in pass {self.name}: width must be a power of two >= 1, got {width}")
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.inner" in o.attributes]
         for loop in loops:
             if width > 1:
-                vectorize_loop(loop, width)
+                vectorize_loop(loop, width, self.align, self.nontemporal)
