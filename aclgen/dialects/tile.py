@@ -21,7 +21,7 @@ turns them into GEPs and loads/stores aligned to the element size.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import IntAttr, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -35,6 +35,8 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.traits import Pure
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from aclgen.dialects.ew import LAYOUTS, element, lanes
@@ -56,10 +58,29 @@ class ParamOp(IRDLOperation):
     index = prop_def(IntAttr)
     result = result_def()
     traits = traits_def(Pure())
-    assembly_format = "$meta `[` $index `]` attr-dict `:` type($result)"
 
     def __init__(self, meta: SSAValue | Operation, index: int, result_type: Attribute):
         super().__init__(operands=[meta], properties={"index": IntAttr(index)}, result_types=[result_type])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.meta)
+        printer.print_string(f"[{self.index.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "ParamOp":
+        meta = parser.resolve_operand(parser.parse_unresolved_operand(), PTR)
+        parser.parse_punctuation("[")
+        index = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(meta, index, parser.parse_type())
+        op.attributes.update(attrs)
+        return op
 
 
 @irdl_op_definition
@@ -122,7 +143,7 @@ class StoreOp(_Access):
     `align` (bytes) promises more than element alignment (the vectorizer peels columns until
     it holds); `nontemporal` asks for a streaming store that bypasses the caches.
 
-        tile.store %v, %row[%c] stride %s "contiguous" {align = 32, nontemporal} : vector<8xf32> -> f32
+        tile.store %v, %row[%c] stride %s "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
     """
 
     name = "tile.store"
@@ -132,7 +153,7 @@ class StoreOp(_Access):
     stride = operand_def(i64)
     layout = prop_def(StringAttr)
     elem = prop_def(Attribute)
-    align = opt_prop_def(IntAttr)
+    align = opt_prop_def(IntegerAttr)
     nontemporal = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `,` $row `[` $col `]` `stride` $stride $layout attr-dict `:` type($value) `->` $elem"
@@ -141,7 +162,7 @@ class StoreOp(_Access):
                  nontemporal: bool = False):
         props: dict[str, Attribute] = {"layout": StringAttr(layout), "elem": elem}
         if align is not None:
-            props["align"] = IntAttr(align)
+            props["align"] = IntegerAttr(align, i64)
         if nontemporal:
             props["nontemporal"] = UnitAttr()
         super().__init__(operands=[value, row, col, stride], properties=props)
@@ -150,8 +171,8 @@ class StoreOp(_Access):
         self._check(self.value.type)
         if self.layout.data == "broadcast":
             raise VerifyException("tile.store cannot write a broadcast (stride-0) view")
-        if self.align is not None and (self.align.data & (self.align.data - 1)):
-            raise VerifyException(f"tile.store align must be a power of two, got {self.align.data}")
+        if self.align is not None and (self.align.value.data & (self.align.value.data - 1)):
+            raise VerifyException(f"tile.store align must be a power of two, got {self.align.value.data}")
 
 
 @irdl_op_definition
@@ -169,11 +190,34 @@ class AlignOffsetOp(IRDLOperation):
     elem = prop_def(Attribute)
     result = result_def(i64)
     traits = traits_def(Pure())
-    assembly_format = "$row `[` $col `]` `to` $bytes attr-dict `:` $elem"
 
     def __init__(self, row, col, nbytes: int, elem: Attribute):
         super().__init__(operands=[row, col], properties={"bytes": IntAttr(nbytes), "elem": elem},
                          result_types=[i64])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.row)
+        printer.print_string("[")
+        printer.print_ssa_value(self.col)
+        printer.print_string(f"] to {self.bytes.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.elem)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "AlignOffsetOp":
+        row = parser.resolve_operand(parser.parse_unresolved_operand(), PTR)
+        parser.parse_punctuation("[")
+        col = parser.resolve_operand(parser.parse_unresolved_operand(), i64)
+        parser.parse_punctuation("]")
+        parser.parse_keyword("to")
+        nbytes = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(row, col, nbytes, parser.parse_type())
+        op.attributes.update(attrs)
+        return op
 
 
 @irdl_op_definition

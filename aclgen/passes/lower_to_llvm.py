@@ -330,7 +330,7 @@ class FuncLowering:
         n = lanes(value.type)
         if n is None or op.layout.data == "contiguous":
             if op.align is not None:
-                align = op.align.data
+                align = op.align.value.data
             nt = op.nontemporal is not None
             self.has_nontemporal |= nt
             self.emit(llvm.StoreOp(value, self._ptr(op), alignment=align, nontemporal=nt))

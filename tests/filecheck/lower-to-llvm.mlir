@@ -27,11 +27,11 @@
 // NONE-NOT:    {{(= |^ *)(tile|ew|func|cf|arith|scf)\.[a-z_]+}}
 builtin.module {
   func.func @threshold_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.threads = 1 : i64, tile.size = 8192 : i64} {
-    %dim_n = tile.param %meta[#builtin.int<0>] : i64
-    %0 = tile.param %meta[#builtin.int<1>] : i64
-    %1 = tile.param %meta[#builtin.int<2>] : i64
-    %2 = tile.param %meta[#builtin.int<3>] : i64
-    %3 = tile.param %meta[#builtin.int<4>] : f32
+    %dim_n = tile.param %meta[0] : i64
+    %0 = tile.param %meta[1] : i64
+    %1 = tile.param %meta[2] : i64
+    %2 = tile.param %meta[3] : i64
+    %3 = tile.param %meta[4] : f32
     %4 = arith.constant 1 : i64
     %5 = arith.constant 8192 : i64
     %6 = arith.constant 8 : i64

@@ -9,8 +9,8 @@
 // CHECK:       func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64)
 // CHECK-SAME:  tile.threads = 4 : i64
 // CHECK-SAME:  tile.size = 1024 : i64
-// CHECK:       %dim_n = tile.param %meta[#builtin.int<0>] : i64
-// CHECK:       %[[LAMBD:.*]] = tile.param %meta[#builtin.int<4>] : f32
+// CHECK:       %dim_n = tile.param %meta[0] : i64
+// CHECK:       %[[LAMBD:.*]] = tile.param %meta[4] : f32
 // CHECK:       %[[TILE:.*]] = arith.constant 1024 : i64
 // CHECK:       scf.for %[[T:.*]] = %begin to %end step %[[TILE]] : i64 {
 // CHECK:         scf.for

@@ -1,11 +1,27 @@
-// RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8}' | filecheck %s
+// RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8 align=false}' | filecheck %s
+// RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8 nontemporal=true}' | filecheck %s --check-prefix=PEEL
+
+// With align (the default), a scalar peel loop runs the columns before the first contiguous
+// output's 32-byte boundary; its vector stores then carry align = 32 (and, with nontemporal,
+// are streaming stores); the tail loop follows.
+// PEEL-LABEL: func.func @softshrink_backward_f32_f32_f32_r1_ccc
+// PEEL:       %[[GAP:.*]] = tile.align_offset %out0[%[[C0:.*]]] to 32 : f32
+// PEEL:       %[[SUM:.*]] = arith.addi %[[C0]], %[[GAP]] : i64
+// PEEL:       %[[PEND:.*]] = arith.minsi %[[SUM]], %[[C1:.*]] : i64
+// PEEL:       scf.for %{{.*}} = %[[C0]] to %[[PEND]] step %{{.*}} : i64 {
+// PEEL:       } {tile.peel}
+// PEEL:       scf.for %{{.*}} = %[[PEND]] to %[[VEND:.*]] step %{{.*}} : i64 {
+// PEEL:         tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
+// PEEL:       } {tile.vector}
+// PEEL:       scf.for %{{.*}} = %[[VEND]] to %[[C1]] step %{{.*}} : i64 {
+// PEEL:       } {tile.inner}
 
 // The column loop splits into a vector loop of 8 lanes (tile.vector) and the original scalar loop
 // for the < 8 remaining columns (the tail, still tile.inner). The parameter is splatted once,
 // before the vector loop; compares give vector<8xi1> masks.
 
 // CHECK-LABEL: func.func @softshrink_backward_f32_f32_f32_r1_ccc
-// CHECK:       %[[LAMBD:.*]] = tile.param %meta[#builtin.int<4>] : f32
+// CHECK:       %[[LAMBD:.*]] = tile.param %meta[4] : f32
 // CHECK:       %[[EIGHT:.*]] = arith.constant 8 : i64
 // CHECK:       %[[SPLAT:.*]] = tile.splat %[[LAMBD]] : f32 -> vector<8xf32>
 // CHECK:       scf.for %[[C:.*]] = %{{.*}} to %[[VEND:.*]] step %[[EIGHT]] : i64 {
@@ -24,11 +40,11 @@
 // CHECK-NEXT:  } {tile.inner}
 builtin.module {
   func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.threads = 1 : i64, tile.size = 8192 : i64} {
-    %dim_n = tile.param %meta[#builtin.int<0>] : i64
-    %0 = tile.param %meta[#builtin.int<1>] : i64
-    %1 = tile.param %meta[#builtin.int<2>] : i64
-    %2 = tile.param %meta[#builtin.int<3>] : i64
-    %3 = tile.param %meta[#builtin.int<4>] : f32
+    %dim_n = tile.param %meta[0] : i64
+    %0 = tile.param %meta[1] : i64
+    %1 = tile.param %meta[2] : i64
+    %2 = tile.param %meta[3] : i64
+    %3 = tile.param %meta[4] : f32
     %4 = arith.constant 1 : i64
     %5 = arith.constant 8192 : i64
     scf.for %6 = %begin to %end step %5 : i64 {
@@ -72,15 +88,15 @@ builtin.module {
 // CHECK:       } {tile.vector}
 builtin.module {
   func.func @softshrink_backward_f32_f32_f32_r2_bcc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.threads = 1 : i64, tile.size = 8192 : i64} {
-    %dim_m = tile.param %meta[#builtin.int<0>] : i64
-    %dim_n = tile.param %meta[#builtin.int<1>] : i64
-    %0 = tile.param %meta[#builtin.int<2>] : i64
-    %1 = tile.param %meta[#builtin.int<3>] : i64
-    %2 = tile.param %meta[#builtin.int<4>] : i64
-    %3 = tile.param %meta[#builtin.int<5>] : i64
-    %4 = tile.param %meta[#builtin.int<6>] : i64
-    %5 = tile.param %meta[#builtin.int<7>] : i64
-    %6 = tile.param %meta[#builtin.int<8>] : f32
+    %dim_m = tile.param %meta[0] : i64
+    %dim_n = tile.param %meta[1] : i64
+    %0 = tile.param %meta[2] : i64
+    %1 = tile.param %meta[3] : i64
+    %2 = tile.param %meta[4] : i64
+    %3 = tile.param %meta[5] : i64
+    %4 = tile.param %meta[6] : i64
+    %5 = tile.param %meta[7] : i64
+    %6 = tile.param %meta[8] : f32
     %7 = arith.constant 1 : i64
     %8 = arith.constant 8192 : i64
     scf.for %9 = %begin to %end step %8 : i64 {
