@@ -97,3 +97,16 @@ def test_nontemporal_variant_emits_streaming_stores_and_a_fence():
     k = kernel("threshold_backward", "float32", nontemporal=True)
     assert "!nontemporal" in k.ir["llvm"]
     assert "vmovntps" in k.asm and "sfence" in k.asm
+
+
+@pytest.mark.parametrize("width", [1, 8])
+@pytest.mark.parametrize("out", ["int8", "uint8", "int32"])
+def test_float_to_int_stores_round_to_even_and_saturate(width, out):
+    f = aclgen.compile(lambda x: x * 1.0, dtypes="float32", out_dtypes=out, width=width)
+    x = np.array([0.5, 1.5, 2.5, -2.5, -0.5, 127.5, 128.0, -128.5, -129.0, 255.5, 256.0, -1.0,
+                  2147483520.0, 2147483648.0, -2147483648.0, -3e9, 3e9, np.inf, -np.inf, np.nan, 1e-45, -0.0],
+                 np.float32)
+    info = np.iinfo(out)
+    want = np.clip(np.rint(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)),
+                   info.min, info.max).astype(out)
+    np.testing.assert_array_equal(f(x), want)

@@ -31,6 +31,8 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             values[op.result] = b.select(values[op.cond], values[op.lhs], values[op.rhs])
         case llvmx.ExtractElementOp():
             values[op.result] = b.extract_element(values[op.vector], values[op.index])
+        case llvmx.FPToSIOp():
+            values[op.result] = b.fptosi(values[op.input], convert_type(op.result.type))
         case llvm.StoreOp() if op.nontemporal is not None:
             # xDSL's converter drops the flag: keep it as !nontemporal metadata
             store = b.store(values[op.value], values[op.ptr])

@@ -1,12 +1,13 @@
 """`llvmx`: the few LLVM instructions xDSL's `llvm` dialect cannot express for vectors.
 
 xDSL 0.74's `llvm.fcmp` only takes scalar floats and returns `i1`, `llvm.select` only takes an
-`i1` condition, and there is no `llvm.extractelement`. These ops are the vector-capable
+`i1` condition, and there is no `llvm.extractelement` or `llvm.fptosi`. These ops are the vector-capable
 versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters.
 
     %m = llvmx.fcmp "ole" %a, %b : vector<8xf32> -> vector<8xi1>
     %r = llvmx.select %m, %x, %y : vector<8xi1>, vector<8xf32>
     %e = llvmx.extractelement %v[%i] : vector<8xf32> -> f32
+    %n = llvmx.fptosi %r : vector<8xf32> to vector<8xi32>
 """
 
 from __future__ import annotations
@@ -79,4 +80,19 @@ class ExtractElementOp(IRDLOperation):
         super().__init__(operands=[vector, index], result_types=[element(SSAValue.get(vector).type)])
 
 
-LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp], [])
+@irdl_op_definition
+class FPToSIOp(IRDLOperation):
+    """`fptosi`: float to signed integer, toward zero. Poison out of range: callers clamp first
+    (LLVM's `fptosi.sat` would do both, but is scalarized with branches on x86)."""
+
+    name = "llvmx.fptosi"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
+
+    def __init__(self, input: SSAValue | Operation, result_type):
+        super().__init__(operands=[input], result_types=[result_type])
+
+
+LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp], [])

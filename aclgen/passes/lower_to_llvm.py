@@ -153,10 +153,28 @@ class FuncLowering:
             quiet = self.emit(llvm.OrOp(self.emit(llvm.LShrOp(bits, self.const(16, t32))), self.const(0x40, t32)))
             return self.emit(llvm.TruncOp(self.emit(llvmx.SelectOp(nan, quiet, top)), like(dst, i16)))
         assert isinstance(d, IntegerType)
-        r = self.intrinsic(f"llvm.roundeven.{_suffix(x.type)}", [x], x.type)
-        op = "fptoui" if dtypes.is_unsigned(d) else "fptosi"
-        out = llvm_type(dst)
-        return self.intrinsic(f"llvm.{op}.sat.{_suffix(out)}.{_suffix(x.type)}", [r], out)
+        return self.f32_to_int(x, d, like(dst, llvm_type(d)))
+
+    def f32_to_int(self, x: SSAValue, d: IntegerType, out: Attribute) -> SSAValue:
+        """Round to nearest even, saturate to `d`'s range, NaN -> 0 — with vector-friendly
+        compares and selects (LLVM's fptosi.sat is scalarized with branches on x86)."""
+        info = dtypes.from_ir(d).np_dtype
+        import numpy as np
+
+        lo, hi = int(np.iinfo(info).min), int(np.iinfo(info).max)
+        hi_f = float(np.nextafter(np.float32(hi + 1), np.float32(0)))  # largest f32 <= hi
+        t32, f = like(x.type, i32 if d.width.data <= 32 else i64), x.type
+        r = self.intrinsic(f"llvm.roundeven.{_suffix(f)}", [x], f)
+        nan = self.emit(llvmx.FCmpOp("uno", r, r))
+        big = self.emit(llvmx.FCmpOp("oge", r, self.const(float(hi) + 1.0, f)))
+        r = self.emit(llvmx.SelectOp(self.emit(llvmx.FCmpOp("olt", r, self.const(float(lo), f))), self.const(float(lo), f), r))
+        r = self.emit(llvmx.SelectOp(big, self.const(hi_f, f), r))
+        r = self.emit(llvmx.SelectOp(nan, self.const(0.0, f), r))
+        n = self.emit(llvmx.FPToSIOp(r, t32))
+        n = self.emit(llvmx.SelectOp(big, self.const(hi, t32), n))
+        if element(out) != element(t32):
+            n = self.emit(llvm.TruncOp(n, out))
+        return n
 
     def convert(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
         s, d = element(src), element(dst)
