@@ -59,3 +59,28 @@ def new_target_machine(opt: int = 3) -> llvm.TargetMachine:
     return llvm.Target.from_triple(h.triple).create_target_machine(
         cpu=h.cpu, features=h.features, opt=opt, reloc="default", codemodel="jitdefault"
     )
+
+
+@functools.cache
+def last_level_cache_bytes() -> int:
+    """Size of the host's largest data cache (L3 on this machine), from sysfs; 32 MiB if unknown.
+
+    Above it, streaming stores pay: the output no longer fits in cache anyway, and bypassing it
+    saves the read-for-ownership of every output line."""
+    import glob
+
+    best = 0
+    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            with open(f"{d}/type") as f:
+                if f.read().strip() == "Instruction":
+                    continue
+            with open(f"{d}/size") as f:
+                text = f.read().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best or 32 << 20
