@@ -5,6 +5,7 @@
     aclgen opt FILE.mlir -p 'pass,pass{k=v}'           run our passes on textual IR
     aclgen run OP --shape 1024x1024 --dtype D          check against a reference and time it
     aclgen demo                                        all five operators, every dtype, a table
+    aclgen bench [OP...] [--sizes 1K,1M] [--json F]    time against numpy/torch/numba, triad, targets
 
 Errors a user can act on print one line (`aclgen: error: ...`) and exit 1; set ACLGEN_DEBUG=1
 to get the Python traceback instead.
@@ -665,6 +666,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--soc", help="SoC profile (default: ACLGEN_SOC_VERSION or Ascend910B)")
     s.set_defaults(func=cmd_demo)
+
+    from aclgen.bench import add_subcommand as add_bench  # `aclgen bench`: its options live in bench.py
+
+    add_bench(sub)
     return p
 
 

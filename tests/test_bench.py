@@ -1,0 +1,123 @@
+"""`aclgen bench` runs end to end on a tiny size with one round and writes the JSON it documents.
+
+Only the shape of the result is checked, never a timing: the machine is shared and noisy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from aclgen import bench
+from aclgen.cli import UserError, main
+
+
+def _run(tmp_path, *args: str) -> dict:
+    path = tmp_path / "bench.json"
+    rc = main(["bench", *args, "--rounds", "1", "--target-ms", "0.5", "--quiet", "--json", str(path)])
+    assert rc == 0
+    return json.loads(path.read_text())
+
+
+def _positive(x) -> bool:
+    return isinstance(x, float) and math.isfinite(x) and x > 0
+
+
+def test_bench_json_shape(tmp_path, capsys):
+    result = _run(tmp_path, "hardswish_backward", "SwiGluGrad", "--sizes", "1K", "--dtypes", "float32,bfloat16",
+                  "--tools", "aclgen,numpy", "--parts", "table,calls")
+    out = capsys.readouterr().out
+    assert "| op | dtype | size | aclgen µs | best peer |" in out
+    assert result["version"] == 1 and result["rounds"] == 1
+    assert result["tools"] == ["aclgen", "numpy"]
+    assert {"cpu", "cores", "features"} <= set(result["machine"])
+    rows = result["rows"]
+    assert [(r["op"], r["dtype"], r["size"]) for r in rows] == [
+        ("hardswish_backward", "float32", 1024), ("hardswish_backward", "bfloat16", 1024),
+        ("swi_glu_grad", "float32", 1024), ("swi_glu_grad", "bfloat16", 1024),
+    ]
+    for r in rows:
+        assert r["error"] is None and r["mismatch"] == {}, r
+        assert set(r["us"]) == {"aclgen", "numpy"}
+        assert all(_positive(v) for v in r["us"].values())
+        assert all(len(s) == 1 for s in r["samples_us"].values())
+        assert r["best_peer"] == "numpy" and _positive(r["best_peer_us"]) and _positive(r["ratio"])
+        assert _positive(r["triad_gbps"]) and r["triad_tool"].startswith("triad ")
+        assert _positive(r["triad_fraction"]["aclgen"]) and _positive(r["gbps"]["aclgen"])
+        assert r["size_label"] == "1K"
+    # SwiGluGrad's size is yGrad's: x and out hold 2N elements.
+    assert rows[2]["bytes"] == 5 * 1024 * 4 and rows[0]["bytes"] == 3 * 1024 * 4
+    calls = {c["name"]: c for c in result["calls"]["rows"]}
+    assert {"aclgen.ops call", "aclnn executor re-run (repeatable)", "aclnn two-phase call", "numpy (peer)"} <= set(calls)
+    assert all(_positive(c["us"]) for c in calls.values())
+    kinds = {t["target"].split(" at ")[0] for t in result["targets"]}
+    assert "aclnn two-phase call" in kinds  # the small-call targets are judged; 1K rows have none
+    assert all(isinstance(t["met"], bool) for t in result["targets"])
+
+
+def test_bench_compile_part(tmp_path):
+    result = _run(tmp_path, "threshold_backward", "--tools", "aclgen", "--parts", "compile", "--compile-reps", "1")
+    assert result["rows"] == []
+    comp = result["compile"]
+    (c,) = comp["aclgen"]
+    assert c["op"] == "threshold_backward" and _positive(c["ms"]) and c["stages_ms"]
+    ws = comp["warm_start"]
+    assert "error" not in ws, ws
+    assert _positive(ws["warm_cache"]["ms"]) and isinstance(ws["warm_cache"]["xdsl_imported"], bool)
+    assert any(t["target"].startswith("compile a new variant") for t in result["targets"])
+
+
+def test_bench_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "roofline.png"
+    rc = main(["bench", "threshold_backward", "--sizes", "1K,4K", "--dtypes", "float32", "--tools", "aclgen,numpy",
+               "--parts", "table", "--rounds", "1", "--target-ms", "0.5", "--quiet", "--plot", str(png)])
+    assert rc == 0 and png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_matrix_and_sizes():
+    assert bench.parse_size("1K") == 1024 and bench.parse_size("16m") == 1 << 24 and bench.parse_size("1000") == 1000
+    assert bench.size_label(1 << 20) == "1M" and bench.size_label(1000) == "1000"
+    assert bench.matrix(None, None) == bench.ISSUE_MATRIX  # issue 4's table: f32 at 4 sizes, half types at 1M
+    assert bench.matrix("1K,2K", "f16") == [("float16", 1024), ("float16", 2048)]
+    assert bench.tools("numba,aclgen") == ["aclgen", "numba"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nope"], "unknown operator"),
+    (["--sizes", "1Q"], "bad size"),
+    (["--dtypes", "int8"], "float types"),
+    (["--tools", "jax"], "unknown tool"),
+    (["--parts", "all"], "unknown part"),
+    (["--rounds", "0"], "--rounds"),
+])
+def test_bench_user_errors(args, message, capsys):
+    assert main(["bench", *args, "--quiet"]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_peers_agree_with_aclgen():
+    """Each installed peer computes the operator aclgen does (checked on a 4K row, no timing use)."""
+    from aclgen import dtypes as dt
+    from aclgen.ops import OPERATORS
+
+    for op in OPERATORS.values():
+        p = bench.make_problem(op, dt.float32, 4096)
+        ours = p.empty_out()
+        bench.IMPLS["aclgen"](p, ours)()
+        for tool in ("numpy", "torch", "numba"):
+            out = p.empty_out()
+            try:
+                fn = bench.IMPLS[tool](p, out)
+            except bench.Skip:
+                continue
+            fn()
+            theirs = fn.fetch() if hasattr(fn, "fetch") else out
+            assert bench._agree(ours, theirs, "float32", op.name) is None, (tool, op.name)
+
+
+def test_user_error_type():
+    with pytest.raises(UserError):
+        bench.parse_size("x")
