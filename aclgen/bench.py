@@ -637,13 +637,24 @@ def _tolerance(dtype_name: str, op_name: str) -> tuple[float, float]:
     return 1e-2, 1e-3  # about one half-type ulp
 
 
-def _agree(ours: np.ndarray, theirs: np.ndarray, dtype_name: str, op_name: str) -> str | None:
+def known_differences(p: Problem) -> np.ndarray | None:
+    """Elements where SPEC.md deliberately differs from the peers: HardswishBackward's slope covers
+    both ends, x = ±3 (torch: 0 at -3, g at 3). Random fp16/bf16 data hits ±3 exactly."""
+    if p.op.name != "hardswish_backward":
+        return None
+    return np.abs(p.inputs[1].astype(np.float32)) == 3
+
+
+def _agree(ours: np.ndarray, theirs: np.ndarray, dtype_name: str, op_name: str,
+           ignore: np.ndarray | None = None) -> str | None:
     """None when two tools computed the same result, else a short description."""
     a, b = np.asarray(ours, np.float32).ravel(), np.asarray(theirs).astype(np.float32).ravel()
     if a.shape != b.shape:
         return f"shape {b.shape} instead of {a.shape}"
     rtol, atol = _tolerance(dtype_name, op_name)
     close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    if ignore is not None:
+        close |= ignore.ravel()
     bad = int((~close).sum())
     if bad == 0:
         return None
@@ -673,7 +684,7 @@ def run_row(op, dtype, n: int, chosen: Sequence[str], rounds: int, target_s: flo
             row.skipped[tool] = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     for tool, result in outs.items():
         if tool != "aclgen":
-            why = _agree(outs["aclgen"], result, dtype.name, op.name)
+            why = _agree(outs["aclgen"], result, dtype.name, op.name, known_differences(p))
             if why is not None:
                 row.mismatch[tool] = why
     n_triad = max(2, p.nbytes // 12)
@@ -990,45 +1001,54 @@ def report(result: dict) -> str:
 
 
 def plot(result: dict, path: str) -> None:
-    """GB/s against bytes per call, one panel per operator, one line per tool and dtype, triad dashed."""
+    """GB/s against bytes per call, one panel per operator: a colour per tool, a marker per dtype
+    (float32 sizes joined by a line), the triad as the dashed memory limit."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     rows = [r for r in result["rows"] if not r["error"]]
     ops_ = list(dict.fromkeys(r["op"] for r in rows))
     if not ops_:
         raise _user_error("--plot: no rows to plot")
+    colors = dict(zip(TOOLS, ("tab:blue", "tab:gray", "tab:orange", "tab:red", "tab:green", "tab:purple")))
+    markers = {"float32": "o", "float16": "s", "bfloat16": "^"}
     cols = min(3, len(ops_))
     nrows = (len(ops_) + cols - 1) // cols
-    fig, axes = plt.subplots(nrows, cols, figsize=(5.2 * cols, 3.9 * nrows), squeeze=False)
-    markers = {"float32": "o", "float16": "s", "bfloat16": "^"}
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.8 * nrows + 0.8), squeeze=False)
     for ax, op in zip(axes.ravel(), ops_):
         mine = [r for r in rows if r["op"] == op]
         for tool in TOOLS:
-            for dtype in markers:
+            for dtype, marker in markers.items():
                 pts = sorted((r["bytes"], r["gbps"][tool]) for r in mine if r["dtype"] == dtype and r["gbps"].get(tool))
                 if pts:
                     xs, ys = zip(*pts)
-                    ax.plot(xs, ys, marker=markers[dtype], linestyle="-" if len(pts) > 1 else "none",
-                            linewidth=2.2 if tool == "aclgen" else 1.0, label=f"{tool} {dtype}")
-        tri = sorted({(r["bytes"], r["triad_gbps"]) for r in mine if r["triad_gbps"]})
+                    ax.plot(xs, ys, marker=marker, color=colors[tool], linestyle="-" if dtype == "float32" else "none",
+                            linewidth=2.4 if tool == "aclgen" else 1.0, markersize=6 if tool == "aclgen" else 4)
+        tri = sorted({(r["bytes"], r["triad_gbps"]) for r in mine if r["triad_gbps"] and r["dtype"] == "float32"})
         if tri:
             xs, ys = zip(*tri)
-            ax.plot(xs, ys, "k--", linewidth=1.5, label="triad (memory limit)")
+            ax.plot(xs, ys, "k--", linewidth=1.5)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title(op)
-        ax.set_xlabel("bytes moved per call")
+        ax.set_title(op, fontsize=10)
+        ax.set_xlabel("bytes moved per call (inputs + output)")
         ax.set_ylabel("GB/s")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6)
     for ax in axes.ravel()[len(ops_):]:
         ax.set_visible(False)
+    used = [t for t in TOOLS if any(r["gbps"].get(t) for r in rows)]
+    handles = [Line2D([], [], color=colors[t], linewidth=2.4 if t == "aclgen" else 1.2, label=t) for t in used]
+    handles += [Line2D([], [], color="k", linestyle="--", label="triad a = b + s·c (float32)")]
+    handles += [Line2D([], [], color="k", marker=m, linestyle="none", label=d) for d, m in markers.items()
+                if any(r["dtype"] == d for r in rows)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
     m = result["machine"]
-    fig.suptitle(f"aclgen bench {result['date']}: {m['cpu']}, {m['cores']} cores, {result['rounds']} rounds", fontsize=9)
-    fig.tight_layout()
+    fig.suptitle(f"aclgen bench {result['date'][:16]}: {m['cpu']}, {m['cores']} cores, median of "
+                 f"{result['rounds']} interleaved rounds", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
