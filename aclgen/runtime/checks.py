@@ -120,3 +120,6 @@ def view(api: str, name: str, t: AclTensor, is_output: bool) -> None:
         raise AclError(INVALID, f"{api}: {name} memory at 0x{block.start:x} was freed")
     if is_output and t.readonly:
         raise AclError(INVALID, f"{api}: {name} is read-only")
+    if is_output and t.repeats:
+        raise AclError(INVALID, f"{api}: {name} strides {fmt_dims(t.strides)} repeat elements (stride 0 on a dim "
+                                f"of size > 1 in dims {fmt_dims(t.view_dims)}); an output must not")

@@ -170,6 +170,29 @@ def raw_view(addr: int, dims, strides, np_dtype: np.dtype, owner=None) -> np.nda
     )
 
 
+def host_mapped(lo: int, hi: int) -> bool:
+    """Whether bytes [lo, hi) lie in readable and writable mappings of this process: a raw host
+    pointer given to create_tensor (foreign memory, a random int) must not reach a kernel
+    otherwise. Reads /proc/self/maps (Linux); elsewhere the pointer is trusted, as in C."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return True
+    need = lo
+    for line in lines:  # sorted by address; contiguous rw- mappings may cover the range together
+        span, perms = line.split(b" ", 2)[:2]
+        start, end = (int(x, 16) for x in span.split(b"-"))
+        if end <= need:
+            continue
+        if start > need or perms[:2] != b"rw":
+            return False
+        need = end
+        if need >= hi:
+            return True
+    return False
+
+
 def _fmt(p) -> str:
     return f"0x{p:x}" if is_address(p) else repr(p)
 

@@ -118,7 +118,7 @@ def build(
     empty = False
     for k, t in enumerate(tensors):  # guard first: the message is built only on failure
         b = t.block
-        if t.problem is not None or (b is not None and b.freed) or (k >= n_in and t.readonly):
+        if t.problem is not None or (b is not None and b.freed) or (k >= n_in and (t.readonly or t.repeats)):
             checks.view(api, names[k], t, k >= n_in)
         if not t.numel and k >= n_in:
             empty = True

@@ -41,7 +41,7 @@ class AclTensor:
     __slots__ = (
         "view_dims", "dtype", "strides", "offset", "format", "storage_dims", "data",
         "owner", "block", "readonly", "destroyed", "serial",
-        "itemsize", "numel", "addr", "lo", "hi", "problem",
+        "itemsize", "numel", "addr", "lo", "hi", "problem", "repeats",
     )
 
     def __init__(self, view_dims, dtype, strides, offset, format, storage_dims, data, owner=None, readonly=False):
@@ -60,6 +60,8 @@ class AclTensor:
         self.itemsize = C.ITEMSIZE.get(dtype)
         self.numel = math.prod(view_dims)
         self.addr = self.lo = self.hi = 0
+        # a dim that steps by 0: fine to read, but as an output its elements would be written twice
+        self.repeats = self.numel > 0 and any(n > 1 and st == 0 for n, st in zip(view_dims, strides))
         self.problem = self._check_view()
 
     def _check_view(self) -> str | None:
@@ -103,6 +105,9 @@ class AclTensor:
         if self.hi - self.data > MAX_EXTENT:
             return f"view spans {self.hi - self.data} bytes, more than {MAX_EXTENT}"
         block = self.block
+        if block is None and self.owner is None and not memory.host_mapped(self.lo, self.hi):
+            return (f"data 0x{self.data:x} is not runtime memory, and bytes [0x{self.lo:x}, 0x{self.hi:x}) "
+                    f"are not mapped readable and writable in this process")
         if block is not None and self.hi > block.end:
             return (
                 f"view ends {self.hi - block.end} bytes past its allocation of {block.size} bytes "
