@@ -455,7 +455,7 @@ def _numba_impl(parallel: bool) -> Callable:
         try:
             kernel(*args)  # compile now: an unsupported dtype is a skip, not a crash
         except Exception as exc:
-            raise Skip(f"numba cannot compile {p.op.name} for {p.dtype.name}: {type(exc).__name__}") from None
+            raise Skip(f"numba cannot compile these loops for {p.dtype.name} ({type(exc).__name__})") from None
         return lambda: kernel(*args)
 
     return build
@@ -614,6 +614,7 @@ class Row:
             "size_label": size_label(self.size),
             "bytes": self.nbytes,
             "us": self.us,
+            "min_us": {t: min(v) for t, v in self.samples_us.items()},
             "samples_us": self.samples_us,
             "gbps": {t: self.gbps(t) for t in self.us},
             "triad_gbps": self.triad_gbps,
@@ -851,19 +852,25 @@ def numba_compile_ms(reps: int) -> list[dict]:
 
 
 def torch_compile_ms(reps: int) -> list[dict]:
-    """torch.compile: dynamo reset, a fresh inductor cache dir, first call at 1K float32."""
+    """torch.compile: dynamo reset, FX graph cache off, first call at 1K float32. Each compile gets
+    its own constant (a scale just above 1, fused into the kernel), so inductor's in-memory and
+    on-disk code caches cannot serve it: every sample generates and compiles C++ anew."""
     torch = _torch()
     g = torch.ones(1024)
+    hardswish_backward = torch.ops.aten.hardswish_backward
+    salt = int(time.time()) % 100_000  # different kernel sources from one run to the next too
     times = []
-    with tempfile.TemporaryDirectory(prefix="aclgen-bench-inductor-") as cache:
+    with torch._inductor.config.patch(fx_graph_cache=False):
         for i in range(reps + 1):
-            with _env(TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, str(i)), TORCHINDUCTOR_FX_GRAPH_CACHE="0"):
-                torch._dynamo.reset()
-                fn = torch.compile(lambda a, b: torch.ops.aten.hardswish_backward(a, b), dynamic=False)
-                t = time.perf_counter()
-                fn(g, g)
-                if i:  # the first also loads inductor itself
-                    times.append((time.perf_counter() - t) * 1e3)
+            torch._dynamo.reset()
+            scope = {"hardswish_backward": hardswish_backward}  # the constant as a literal in the source
+            exec(f"def fn(a, b):\n    return hardswish_backward(a, b) * {1.0 + (salt * 16 + i) * 2.0**-40!r}", scope)
+            fn = scope["fn"]
+            compiled = torch.compile(fn, dynamic=False)
+            t = time.perf_counter()
+            compiled(g, g)
+            if i:  # the first also loads inductor itself
+                times.append((time.perf_counter() - t) * 1e3)
         torch._dynamo.reset()
     return [{"tool": "torch.compile", "op": "hardswish_backward", "ms": statistics.median(times), "samples_ms": times}]
 
@@ -948,16 +955,19 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
-def report(result: dict) -> str:
+def report(result: dict, every_tool: bool = True) -> str:
+    """The markdown tables; `every_tool=False` leaves out the table of every tool's time."""
     lines: list[str] = []
     m = result["machine"]
     v = result["versions"]
     peers = ", ".join(f"{k} {v[k]}" for k in ("numpy", "torch", "numba") if v.get(k))
+    load = result.get("load_average")
+    load_text = f"; load average {load['start']:.1f} at the start, {load['end']:.1f} at the end" if load and "end" in load else ""
     lines.append(f"aclgen bench, {result['date']}: {m['cpu']}, {m['cores']} cores ({', '.join(m['features'])}); "
-                 f"{peers}; {result['rounds']} interleaved rounds, median per tool")
+                 f"{peers}; {result['rounds']} interleaved rounds, median per tool{load_text}")
     rows = result.get("rows", [])
     if rows:
-        lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × vs best peer | aclgen GB/s | of triad | best peer of triad |",
+        lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × | aclgen GB/s | of triad | best peer of triad |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             if r["error"]:
@@ -970,11 +980,13 @@ def report(result: dict) -> str:
                 f"{_fmt_us(r['best_peer_us'])} | {_fmt(r['ratio'], '.2f')} | {_fmt(r['gbps'].get('aclgen'), '.1f')} | "
                 f"{_fmt(frac.get('aclgen'), '.2f')} | {_fmt(frac.get(best) if best else None, '.2f')} |"
             )
-        used = [t for t in TOOLS if any(t in r["us"] for r in rows)]
-        lines += ["", "Median µs per call, every tool (triad: GB/s of the best triad at the row's bytes):", "",
+        lines += ["", "× = best peer's µs / aclgen's µs (> 1: aclgen is faster); GB/s = (inputs + output bytes) / time; "
+                  "of triad = GB/s / the triad's GB/s at the same bytes, measured in the same rounds."]
+        used = [t for t in TOOLS if any(t in r["us"] for r in rows)] if every_tool else []
+        lines += [] if not used else ["", "Median µs per call, every tool (triad: GB/s of the best triad at the row's bytes):", "",
                   "| op | dtype | size | " + " | ".join(used) + " | triad GB/s |",
                   "|---|---|---|" + "---|" * (len(used) + 1)]
-        for r in rows:
+        for r in rows if used else []:
             cells = [_fmt_us(r["us"].get(t)) + (" ≠" if t in r["mismatch"] else "") for t in used]
             lines.append(f"| {r['op']} | {r['dtype']} | {r['size_label']} | " + " | ".join(cells)
                          + f" | {_fmt(r['triad_gbps'], '.1f')} ({(r['triad_tool'] or '-').removeprefix('triad ')}) |")
@@ -1085,6 +1097,14 @@ class Config:
     progress: Callable[[str], None] | None = None
 
 
+def _load() -> dict | None:
+    """The 1-minute load average: other work on the machine (the timings are worth less above ~0.5)."""
+    try:
+        return {"start": os.getloadavg()[0]}
+    except OSError:
+        return None
+
+
 def run(cfg: Config) -> dict:
     """Run the benchmark; returns the result that --json writes (see the module docstring)."""
     from aclgen import dtypes as dt
@@ -1096,6 +1116,7 @@ def run(cfg: Config) -> dict:
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "command": "aclgen bench " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None,
         "machine": machine(),
+        "load_average": _load(),
         "versions": versions(),
         "rounds": cfg.rounds,
         "target_ms": cfg.target_s * 1e3,
@@ -1128,6 +1149,8 @@ def run(cfg: Config) -> dict:
         result["compile"] = compile_times(ops_, cfg.tools, cfg.compile_reps)
         say("compile: " + ", ".join(f"{c['tool']} {c['op']} {c['ms']:.0f} ms"
                                     for c in result["compile"]["aclgen"] + result["compile"]["peers"]))
+    if result["load_average"]:
+        result["load_average"]["end"] = _load()["start"]
     result["targets"] = targets(result)
     return result
 

@@ -29,12 +29,16 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 def readme_section(result: dict, command: str) -> str:
     m = result["machine"]
+    la = result.get("load_average") or {}
+    load = f" (load average {la['start']:.1f} at the start, {la['end']:.1f} at the end)" if "end" in la else ""
     return (
         f"{BEGIN}\n"
-        f"Measured {result['date'][:10]} on {m['cpu']} ({m['cores']} cores, {', '.join(m['features'])}), "
-        f"shared with other work, so single numbers move by 10-30 %; ratios come from the same interleaved "
-        f"rounds. Reproduce with `{command}` (or `aclgen bench` for the tables alone).\n\n"
-        f"{bench.report(result).strip()}\n"
+        f"Measured {result['date'][:10]} on {m['cpu']} ({m['cores']} cores, {', '.join(m['features'])}), a "
+        f"machine shared with other work{load}: single numbers move with it, ratios less (every tool runs in the "
+        f"same interleaved rounds). Reproduce with `{command}` (or `aclgen bench` for the tables alone).\n\n"
+        f"{bench.report(result, every_tool=False).strip()}\n\n"
+        f"Every tool's time per row: `benchmarks/results/issue4.md`; every sample: `issue4.json`; GB/s against "
+        f"size: `issue4.png`.\n"
         f"{END}"
     )
 
@@ -56,6 +60,7 @@ def main() -> None:
     ap.add_argument("--tools", help="comma list of tools (default: every installed one)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="directory for issue4.{json,md,png}")
     ap.add_argument("--update-readme", action="store_true", help="put the tables into README.md's Performance section")
+    ap.add_argument("--from-json", metavar="FILE", help="render an earlier run's issue4.json instead of measuring")
     args = ap.parse_args()
 
     cfg = bench.Config(
@@ -67,11 +72,15 @@ def main() -> None:
         progress=lambda s: print(s, file=sys.stderr, flush=True),
     )
     command = "python benchmarks/run_issue4.py --update-readme"
-    result = bench.run(cfg)
-    result["command"] = command
+    if args.from_json:
+        result = json.loads(pathlib.Path(args.from_json).read_text())
+    else:
+        result = bench.run(cfg)
+        result["command"] = command
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "issue4.json").write_text(json.dumps(result, indent=1))
+    if not args.from_json:
+        (out / "issue4.json").write_text(json.dumps(result, indent=1))
     (out / "issue4.md").write_text(bench.report(result))
     try:
         bench.plot(result, str(out / "issue4.png"))
