@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import gc
 import json
 import os
@@ -386,6 +387,9 @@ def _torch_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
 
 def _torch_compile_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
     torch = _torch()
+    # The functions of every row share code objects, and dynamo stops recompiling one after
+    # cache_size_limit variants (falling back to eager, silently): start each row afresh.
+    torch._dynamo.reset()
     fn = torch.compile(_torch_function(torch, p.op.name, p.params), dynamic=False)
     return _TorchCall(torch, fn, p, out)
 
@@ -533,6 +537,18 @@ def median_us(samples: Sequence[float]) -> float:
 # -- the triad ----------------------------------------------------------------------------------
 
 
+@functools.cache
+def _numba_triad() -> Callable:
+    numba = _numba()
+
+    @numba.njit(parallel=True)
+    def triad(a, b, c, s):
+        for i in numba.prange(a.size):
+            a[i] = b[i] + s * c[i]
+
+    return triad
+
+
 def triad_impls(n: int, chosen: Sequence[str]) -> dict[str, Callable[[], object]]:
     """`a = b + s*c` on n float32 elements: numpy (two passes, one thread) and multi-threaded peers."""
     b = np.full(n, 1.5, np.float32)
@@ -549,13 +565,7 @@ def triad_impls(n: int, chosen: Sequence[str]) -> dict[str, Callable[[], object]
     impls: dict[str, Callable[[], object]] = {"triad numpy": numpy_triad}
     if "numba-prange" in chosen:
         with contextlib.suppress(Skip):
-            numba = _numba()
-
-            @numba.njit(parallel=True)
-            def triad(a, b, c, s):
-                for i in numba.prange(a.size):
-                    a[i] = b[i] + s * c[i]
-
+            triad = _numba_triad()
             triad(a, b, c, s)
             impls["triad numba-prange"] = lambda: triad(a, b, c, s)
     if "torch" in chosen:
@@ -965,7 +975,7 @@ def report(result: dict, every_tool: bool = True) -> str:
     load = result.get("load_average")
     load_text = f"; load average {load['start']:.1f} at the start, {load['end']:.1f} at the end" if load and "end" in load else ""
     lines.append(f"aclgen bench, {result['date']}: {m['cpu']}, {m['cores']} cores ({', '.join(m['features'])}); "
-                 f"{peers}; {result['rounds']} interleaved rounds, median per tool{load_text}")
+                 f"{peers}; {result['rounds']} interleaved round{'s' if result['rounds'] != 1 else ''}, median per tool{load_text}")
     rows = result.get("rows", [])
     if rows:
         lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × | aclgen GB/s | of triad | best peer of triad |",
