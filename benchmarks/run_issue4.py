@@ -54,7 +54,7 @@ def update_readme(section: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
+    ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds (default 9)")
     ap.add_argument("--target-ms", type=float, default=20.0, help="length of one sample (default 20 ms)")
     ap.add_argument("--quick", action="store_true", help="1K and 64K float32 only, 2 rounds")
     ap.add_argument("--tools", help="comma list of tools (default: every installed one)")
