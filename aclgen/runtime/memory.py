@@ -170,27 +170,43 @@ def raw_view(addr: int, dims, strides, np_dtype: np.dtype, owner=None) -> np.nda
     )
 
 
+_maps: list[tuple[int, int]] = []  # rw- mappings of this process, merged, as last read
+
+
+def _read_maps() -> list[tuple[int, int]]:
+    with open("/proc/self/maps", "rb") as f:
+        lines = f.read().splitlines()
+    spans: list[tuple[int, int]] = []
+    for line in lines:
+        span, perms = line.split(b" ", 2)[:2]
+        if perms[:2] != b"rw":
+            continue
+        start, end = (int(x, 16) for x in span.split(b"-"))
+        if spans and spans[-1][1] == start:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _covered(spans, lo: int, hi: int) -> bool:
+    i = bisect.bisect_right(spans, (lo, float("inf"))) - 1
+    return i >= 0 and spans[i][0] <= lo and hi <= spans[i][1]
+
+
 def host_mapped(lo: int, hi: int) -> bool:
     """Whether bytes [lo, hi) lie in readable and writable mappings of this process: a raw host
     pointer given to create_tensor (foreign memory, a random int) must not reach a kernel
-    otherwise. Reads /proc/self/maps (Linux); elsewhere the pointer is trusted, as in C."""
+    otherwise. Checks the mappings last read from /proc/self/maps and reads them again on a
+    miss (Linux); elsewhere the pointer is trusted, as in C."""
+    global _maps
+    if _covered(_maps, lo, hi):
+        return True
     try:
-        with open("/proc/self/maps", "rb") as f:
-            lines = f.read().splitlines()
+        _maps = _read_maps()
     except OSError:
         return True
-    need = lo
-    for line in lines:  # sorted by address; contiguous rw- mappings may cover the range together
-        span, perms = line.split(b" ", 2)[:2]
-        start, end = (int(x, 16) for x in span.split(b"-"))
-        if end <= need:
-            continue
-        if start > need or perms[:2] != b"rw":
-            return False
-        need = end
-        if need >= hi:
-            return True
-    return False
+    return _covered(_maps, lo, hi)
 
 
 def _fmt(p) -> str:
