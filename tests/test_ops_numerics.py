@@ -248,3 +248,15 @@ def test_spec_examples(i):
     run, want = SPEC_EXAMPLES[i]
     # SPEC.md prints 7-8 significant digits
     np.testing.assert_allclose(run().ravel(), np.array(want, np.float32), rtol=2e-7, atol=0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_swi_glu_grad_inf_times_underflowed_sigmoid_is_inf(dtype):
+    """sigmoid(-477.5) underflows f32, yet g * B * sigma with B = -inf is -inf * tiny = +-inf."""
+    dt = np_dtype(dtype)
+    x = np.array([[-477.5, -200.0, -np.inf, -477.5], [-np.inf, 1.0, np.inf, 2.0]], np.float32).astype(dt)
+    x = np.concatenate([x[:, :2], x[:, 2:]], axis=1)  # A = first two columns, B = last two
+    g = np.array([[7.707, np.inf], [2.0, 3.0]], np.float32).astype(dt)
+    out = ops.swi_glu_grad(g, x, -1)
+    bad = ref.swi_glu_grad_violations(out, g, x, -1)
+    assert not bad.any(), (out, ref.swi_glu_grad_f64(g, x, -1)[0])

@@ -7,7 +7,7 @@ out_A = g * B * (s + s * (1 - s) * A), out_B = g * s * A. The kernel has three i
 
 import operator
 
-from aclgen.frontend import select, sigmoid
+from aclgen.frontend import f32, logical_and, select, sigmoid
 from aclgen.ops import entry
 from aclgen.ops.operator import Operator
 from aclgen.runtime import checks, planner
@@ -17,10 +17,17 @@ from aclgen.runtime.tensor import fmt_dims
 
 A2 = ("float16", "float32", "bfloat16")
 INF = float("inf")
+TINY = f32(2.0**-149)
+F64_SIGMOID_ZERO = f32(-709.78271484375)  # the f32 nearest -ln(DBL_MAX) with exp(-A) = inf in f64
 
 
 def formula(y_grad, a, b):
     s = sigmoid(a)
+    # For A < -103.97, sigmoid(A) > 0 underflows f32 to 0, and inf * 0 would give NaN where the
+    # float64 formula of SPEC §4.4 gives +-inf; the smallest subnormal keeps the sign and stays
+    # within the bound's slack. Below F64_SIGMOID_ZERO float64's exp(-A) overflows too, its sigmoid
+    # is 0 and the reference NaN, so there the exact 0 stays.
+    s = select(logical_and(s == 0.0, a > F64_SIGMOID_ZERO), TINY, s)
     d = s + s * (1.0 - s) * a
     # g * B * d: any fixed order of three factors can overflow before the result does (g = FLT_MAX,
     # |d| < 1), and one of the three orders cannot; so take the first order whose result is
