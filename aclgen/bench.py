@@ -615,6 +615,13 @@ class Row:
             return None if best is None else best[1] / self.us["aclgen"]
         return self.us[peer] / self.us["aclgen"] if peer in self.us else None
 
+    def ratio_of_minima(self) -> float | None:
+        """The ratio from each tool's fastest sample: what a quiet machine would show, roughly
+        (load slows the multi-threaded tools' medians most)."""
+        mins = {t: min(v) for t, v in self.samples_us.items() if v and t not in self.mismatch}
+        peers = [us for t, us in mins.items() if t != "aclgen"]
+        return min(peers) / mins["aclgen"] if peers and "aclgen" in mins else None
+
     def as_dict(self) -> dict:
         best = self.best_peer()
         return {
@@ -633,6 +640,7 @@ class Row:
             "best_peer": best[0] if best else None,
             "best_peer_us": best[1] if best else None,
             "ratio": self.ratio(),
+            "ratio_of_minima": self.ratio_of_minima(),
             "ratio_vs_torch": self.ratio("torch"),
             "skipped": self.skipped,
             "mismatch": self.mismatch,
@@ -932,6 +940,8 @@ def targets(result: dict) -> list[dict]:
     for r in result.get("rows", []):
         ratio = r["ratio"]
         peer = f"{r['best_peer']} {r['best_peer_us']:.1f} us" if r["best_peer"] else ""
+        if r.get("ratio_of_minima") is not None:
+            peer += f"; of minima {r['ratio_of_minima']:.2f}x"
         where = f"{r['op']} {r['dtype']} {r['size_label']}"
         if r["dtype"] == "float32" and r["size"] == 1 << 24:
             goal = TARGETS["ratio_16M_swi_glu_grad"] if r["op"] == "swi_glu_grad" else TARGETS["ratio_16M_simple"]
@@ -978,8 +988,8 @@ def report(result: dict, every_tool: bool = True) -> str:
                  f"{peers}; {result['rounds']} interleaved round{'s' if result['rounds'] != 1 else ''}, median per tool{load_text}")
     rows = result.get("rows", [])
     if rows:
-        lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × | aclgen GB/s | of triad | best peer of triad |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × | × of minima | aclgen GB/s | of triad | best peer of triad |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             if r["error"]:
                 lines.append(f"| {r['op']} | {r['dtype']} | {r['size_label']} | error: {r['error']} |")
@@ -988,10 +998,12 @@ def report(result: dict, every_tool: bool = True) -> str:
             best = r["best_peer"]
             lines.append(
                 f"| {r['op']} | {r['dtype']} | {r['size_label']} | {_fmt_us(r['us'].get('aclgen'))} | {best or '-'} | "
-                f"{_fmt_us(r['best_peer_us'])} | {_fmt(r['ratio'], '.2f')} | {_fmt(r['gbps'].get('aclgen'), '.1f')} | "
+                f"{_fmt_us(r['best_peer_us'])} | {_fmt(r['ratio'], '.2f')} | {_fmt(r.get('ratio_of_minima'), '.2f')} | "
+                f"{_fmt(r['gbps'].get('aclgen'), '.1f')} | "
                 f"{_fmt(frac.get('aclgen'), '.2f')} | {_fmt(frac.get(best) if best else None, '.2f')} |"
             )
-        lines += ["", "× = best peer's µs / aclgen's µs (> 1: aclgen is faster); GB/s = (inputs + output bytes) / time; "
+        lines += ["", "× = best peer's median µs / aclgen's (> 1: aclgen is faster); × of minima = the same from each "
+                  "tool's fastest round (less hurt by other load); GB/s = (inputs + output bytes) / median time; "
                   "of triad = GB/s / the triad's GB/s at the same bytes, measured in the same rounds."]
         used = [t for t in TOOLS if any(t in r["us"] for r in rows)] if every_tool else []
         lines += [] if not used else ["", "Median µs per call, every tool (triad: GB/s of the best triad at the row's bytes):", "",
