@@ -727,7 +727,11 @@ def run_row(op, dtype, n: int, chosen: Sequence[str], rounds: int, target_s: flo
     if n_triad not in triad_cache:
         triad_cache[n_triad] = triad_impls(n_triad, chosen)
     triads = triad_cache[n_triad]
-    samples = interleaved({**fns, **triads}, rounds, target_s)
+    try:
+        samples = interleaved({**fns, **triads}, rounds, target_s)
+    except Exception as exc:  # a tool that ran at warm-up and fails later: keep the other rows
+        row.error = f"while timing: {_one_line(exc)}"
+        return row
     for tool in fns:
         row.samples_us[tool] = [s * 1e6 for s in samples[tool]]
         row.us[tool] = median_us(samples[tool])
@@ -1038,6 +1042,8 @@ def report(result: dict, every_tool: bool = True) -> str:
             c, w = ws["cold_cache"], ws["warm_cache"]
             lines.append(f"\nFresh process, `import aclgen` to the end of its first call: {c['ms']:.0f} ms with an empty "
                          f"disk cache, {w['ms']:.0f} ms with the kernels on disk (xDSL imported: {w['xdsl_imported']}).")
+    for part, why in (result.get("errors") or {}).items():
+        lines += ["", f"The {part} part failed: {why}"]
     tg = result.get("targets") or []
     if tg:
         lines += ["", "Issue 4 targets:", ""]
@@ -1120,6 +1126,10 @@ class Config:
     progress: Callable[[str], None] | None = None
 
 
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}"
+
+
 def _load() -> dict | None:
     """The 1-minute load average: other work on the machine (the timings are worth less above ~0.5)."""
     try:
@@ -1166,12 +1176,20 @@ def run(cfg: Config) -> dict:
                     + (f", error: {row.error}" if row.error else "") + f" ({time.perf_counter() - t:.1f} s)")
             triad_cache.clear()
     if "calls" in cfg.parts:
-        result["calls"] = small_calls(cfg.tools, cfg.rounds, cfg.target_s)
-        say("small calls: " + ", ".join(f"{c['name']} {c['us']:.2f} us" for c in result["calls"]["rows"]))
+        try:
+            result["calls"] = small_calls(cfg.tools, cfg.rounds, cfg.target_s)
+            say("small calls: " + ", ".join(f"{c['name']} {c['us']:.2f} us" for c in result["calls"]["rows"]))
+        except Exception as exc:  # one part failing must not lose the others' numbers
+            result["errors"] = {**result.get("errors", {}), "calls": _one_line(exc)}
+            say(f"small calls failed: {_one_line(exc)}")
     if "compile" in cfg.parts:
-        result["compile"] = compile_times(ops_, cfg.tools, cfg.compile_reps)
-        say("compile: " + ", ".join(f"{c['tool']} {c['op']} {c['ms']:.0f} ms"
-                                    for c in result["compile"]["aclgen"] + result["compile"]["peers"]))
+        try:
+            result["compile"] = compile_times(ops_, cfg.tools, cfg.compile_reps)
+            say("compile: " + ", ".join(f"{c['tool']} {c['op']} {c['ms']:.0f} ms"
+                                        for c in result["compile"]["aclgen"] + result["compile"]["peers"]))
+        except Exception as exc:
+            result["errors"] = {**result.get("errors", {}), "compile": _one_line(exc)}
+            say(f"compile times failed: {_one_line(exc)}")
     if result["load_average"]:
         result["load_average"]["end"] = _load()["start"]
     result["targets"] = targets(result)
@@ -1231,4 +1249,4 @@ def cmd_bench(args) -> int:
             json.dump(result, f, indent=1)
     if args.plot:
         plot(result, args.plot)
-    return 1 if any(r["error"] for r in result["rows"]) else 0
+    return 1 if any(r["error"] for r in result["rows"]) or result.get("errors") else 0

@@ -124,3 +124,18 @@ def test_peers_agree_with_aclgen():
 def test_user_error_type():
     with pytest.raises(UserError):
         bench.parse_size("x")
+
+
+def test_a_failing_part_keeps_the_others(tmp_path, monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise RuntimeError("compiler changed under us")
+
+    monkeypatch.setattr(bench, "compile_times", broken)
+    path = tmp_path / "bench.json"
+    rc = main(["bench", "threshold_backward", "--sizes", "1K", "--dtypes", "float32", "--tools", "aclgen",
+               "--parts", "table,compile", "--rounds", "1", "--target-ms", "0.5", "--quiet", "--json", str(path)])
+    assert rc == 1
+    result = json.loads(path.read_text())
+    assert result["errors"] == {"compile": "RuntimeError: compiler changed under us"}
+    assert len(result["rows"]) == 1 and result["rows"][0]["error"] is None
+    assert "The compile part failed: RuntimeError: compiler changed under us" in capsys.readouterr().out
