@@ -5,12 +5,11 @@ through Ascend's aclnn API.
     from aclgen import compile, select      # your own operators
 """
 
-from aclgen.formula import Formula, compile
-from aclgen.frontend import (
+from aclgen.frontend.dsl import (
     FormulaError,
     absolute,
     exp,
-    f32,
+    f32_const as f32,
     isnan,
     logical_and,
     logical_not,
@@ -21,6 +20,16 @@ from aclgen.frontend import (
 )
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # `compile` and `Formula` bring in the operator machinery; `import aclgen` stays light.
+    if name in ("compile", "Formula"):
+        from aclgen import formula
+
+        return getattr(formula, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Formula",

@@ -5,6 +5,7 @@
     aclgen opt FILE.mlir -p 'pass,pass{k=v}'           run our passes on textual IR
     aclgen run OP --shape 1024x1024 --dtype D          check against a reference and time it
     aclgen demo                                        all five operators, every dtype, a table
+    aclgen cache info|clear                            the on-disk compile cache
     aclgen bench [OP...] [--sizes 1K,1M] [--json F]    time against numpy/torch/numba, triad, targets
 
 Errors a user can act on print one line (`aclgen: error: ...`) and exit 1; set ACLGEN_DEBUG=1
@@ -587,11 +588,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK if not failed else EXIT_ERROR
 
 
+# -- aclgen cache -------------------------------------------------------------------------------
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    """`aclgen cache info`: where the compile cache is, how many entries, their size;
+    `aclgen cache clear`: delete the entries."""
+    from aclgen import cache
+
+    if args.action == "clear":
+        n = cache.clear()
+        print(f"removed {n} entr{'y' if n == 1 else 'ies'} from {cache.directory()}")
+        return EXIT_OK
+    info = cache.info()
+    print(f"directory: {info['directory']}")
+    print(f"entries:   {info['entries']}")
+    print(f"size:      {info['bytes'] / 1024:.1f} KiB")
+    counts = ("memory_hits", "disk_hits", "compiles", "rejected", "write_errors")
+    if any(info[c] for c in counts):  # only a process that ran kernels has any
+        print("this process: " + ", ".join(f"{c.replace('_', ' ')} {info[c]}" for c in counts))
+    return EXIT_OK
+
+
 # -- the parser ---------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from aclgen.compiler import STAGES
+    from aclgen.kernel import STAGES
 
     p = argparse.ArgumentParser(
         prog="aclgen",
@@ -666,6 +689,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--soc", help="SoC profile (default: ACLGEN_SOC_VERSION or Ascend910B)")
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser(
+        "cache",
+        help="show or clear the on-disk compile cache (ACLGEN_CACHE_DIR)",
+        description="info: the cache directory, number of entries and their size. clear: delete every entry.",
+    )
+    s.add_argument("action", choices=("info", "clear"))
+    s.set_defaults(func=cmd_cache)
 
     from aclgen.bench import add_subcommand as add_bench  # `aclgen bench`: its options live in bench.py
 

@@ -18,11 +18,10 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import f32
 
 from aclgen import dtypes as dt
-from aclgen.compiler import Kernel, Options, Param, Variant
-from aclgen.frontend.tracer import FormulaError, count_outputs
+from aclgen.frontend.dsl import FormulaError
+from aclgen.kernel import Kernel, Options, Param, Variant
 from aclgen.ops.operator import Operator, launch
 
 
@@ -107,6 +106,10 @@ def compile(
     if not tensors:
         raise FormulaError(f"{fn.__qualname__} needs at least one tensor argument")
     in_dtypes = _per_arg(dtypes, tensors, "dtypes")
+    from xdsl.dialects.builtin import f32
+
+    from aclgen.frontend.tracer import count_outputs  # counting outputs traces the formula
+
     prms = tuple(Param(p) for p in params)
     types = dict(zip(tensors, (d.ir_type for d in in_dtypes)))
     n_out = count_outputs(fn, [types.get(a, f32) for a in args])

@@ -8,12 +8,39 @@
 | ACLGEN_OPT_LEVEL | int 0-3 | 3 | yes |
 | ACLGEN_THREADS | int (0 = all cores) | 0 | no (a launch parameter) |
 | ACLGEN_SOC_VERSION | str | Ascend910B | no |
+| ACLGEN_CACHE_DIR | path | $XDG_CACHE_HOME/aclgen or ~/.cache/aclgen | no (where the cache lives) |
+| ACLGEN_ALWAYS_COMPILE | 0/1 | 0 | no (1: never read the on-disk cache; entries are still written) |
+
+The cache key also holds what no knob sets: the formula's bytecode, dtypes, rank, layouts,
+parameter types, the host's triple/CPU/features, a hash of aclgen's own sources and the xdsl and
+llvmlite versions (aclgen/cache.py).
+
+`knobs()` is cheap: the parsed settings are kept and re-read only when one of the variables
+above changes (one dict lookup per variable), so hot paths may call it freely.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, fields
+
+NAMES = (
+    "ACLGEN_TILE_SIZE",
+    "ACLGEN_VECTOR_WIDTH",
+    "ACLGEN_FMA",
+    "ACLGEN_OPT_LEVEL",
+    "ACLGEN_THREADS",
+    "ACLGEN_SOC_VERSION",
+    "ACLGEN_CACHE_DIR",
+    "ACLGEN_ALWAYS_COMPILE",
+    "XDG_CACHE_HOME",  # the default cache directory follows it
+)
+
+# CPython's os.environ keeps a dict of encoded names; looking names up there directly skips
+# os.environ's per-call encoding (a microsecond a variable). Elsewhere: plain os.environ.
+_env_data = getattr(os.environ, "_data", None)
+_env_keys = tuple(os.environ.encodekey(k) for k in NAMES) if _env_data is not None else NAMES
 
 
 def _env(name: str, default, cast):
@@ -26,6 +53,22 @@ def _env(name: str, default, cast):
         raise ValueError(f"{name}={raw!r} is not a valid {cast.__name__}") from None
 
 
+def _flag(raw: str) -> bool:
+    if raw.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.strip().lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
+
+
+_flag.__name__ = "flag (0/1)"
+
+
+def default_cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "aclgen")
+
+
 @dataclass(frozen=True)
 class Knobs:
     tile_size: int
@@ -34,6 +77,8 @@ class Knobs:
     opt_level: int
     threads: int
     soc_version: str
+    cache_dir: str
+    always_compile: bool
 
     @staticmethod
     def from_env() -> "Knobs":
@@ -44,6 +89,8 @@ class Knobs:
             opt_level=_env("ACLGEN_OPT_LEVEL", 3, int),
             threads=_env("ACLGEN_THREADS", 0, int),
             soc_version=_env("ACLGEN_SOC_VERSION", "Ascend910B", str),
+            cache_dir=_env("ACLGEN_CACHE_DIR", "", str) or default_cache_dir(),
+            always_compile=_env("ACLGEN_ALWAYS_COMPILE", False, _flag),
         )
         if k.tile_size < 1 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in ("auto", "on", "off"):
             raise ValueError(f"invalid ACLGEN_* setting: {k}")
@@ -53,5 +100,24 @@ class Knobs:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+def fingerprint() -> tuple:
+    """The raw values of every variable a setting comes from: equal tuples, equal settings."""
+    d = _env_data if _env_data is not None else os.environ
+    return tuple([d.get(k) for k in _env_keys])
+
+
+_lock = threading.Lock()
+_cached: tuple[tuple, Knobs] | None = None
+
+
 def knobs() -> Knobs:
-    return Knobs.from_env()
+    """The current settings (raises ValueError on an invalid value, every call until fixed)."""
+    global _cached
+    fp = fingerprint()
+    c = _cached
+    if c is not None and c[0] == fp:
+        return c[1]
+    k = Knobs.from_env()
+    with _lock:
+        _cached = (fp, k)
+    return k

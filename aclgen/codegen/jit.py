@@ -1,15 +1,21 @@
-"""LLVM IR -> native code: O3 for the host CPU, MCJIT, and the kernel handle that owns it all."""
+"""LLVM IR -> native code: O3 for the host CPU, one object file, loaded into MCJIT.
+
+The object file is what the compile cache stores: `load_object` turns it back into a callable
+engine without LLVM's optimizer or code generator (and without xDSL).
+"""
 
 from __future__ import annotations
 
 import ctypes
 import re
+import struct
 import time
 from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 
 from aclgen.codegen.target import host, new_target_machine
+from aclgen.kernel import kernel_cfunc  # noqa: F401  (historical home of the prototype)
 
 
 def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> None:
@@ -24,12 +30,12 @@ def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> 
 
 @dataclass
 class NativeCode:
-    """An MCJIT engine with one finalized module; owns its target machine (MCJIT takes it)."""
+    """An MCJIT engine holding one object file; owns its target machine (MCJIT takes it).
+    `module` is the optimized LLVM module when the code was compiled in this process."""
 
     engine: llvm.ExecutionEngine
-    module: llvm.ModuleRef
-    optimized_ir: str
-    asm: str
+    object_code: bytes
+    module: llvm.ModuleRef | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
     def address(self, name: str) -> int:
@@ -60,27 +66,75 @@ def check_libcalls(asm: str) -> None:
         raise RuntimeError(f"generated code calls {', '.join(missing)}, which this process cannot resolve")
 
 
-def jit(llvm_ir: str, opt_level: int = 3) -> NativeCode:
-    times = {}
-    t = time.perf_counter()
+def undefined_symbols(obj: bytes) -> list[str] | None:
+    """The undefined symbols of a 64-bit little-endian ELF object (None: not one)."""
+    if len(obj) < 64 or obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+        return None
+    try:
+        shoff, = struct.unpack_from("<Q", obj, 0x28)
+        shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + k * shentsize) for k in range(shnum)]
+        names = []
+        for sec in sections:
+            if sec[1] != 2:  # SHT_SYMTAB
+                continue
+            off, size, link, entsize = sec[4], sec[5], sec[6], sec[9] or 24
+            str_off = sections[link][4]
+            for e in range(off, off + size, entsize):
+                st_name, _info, _other, shndx = struct.unpack_from("<IBBH", obj, e)
+                if shndx == 0 and st_name:
+                    end = obj.index(b"\0", str_off + st_name)
+                    names.append(obj[str_off + st_name : end].decode())
+        return names
+    except (struct.error, IndexError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def check_object(obj: bytes) -> bool:
+    """Refuse an object that needs a symbol this process cannot resolve (MCJIT would abort).
+    False when the object's symbols cannot be read (not ELF): the caller checks the assembly."""
+    undefined = undefined_symbols(obj)
+    if undefined is None:
+        return False
+    missing = sorted({s for s in undefined if not _resolvable(s)})
+    if missing:
+        raise RuntimeError(f"generated code calls {', '.join(missing)}, which this process cannot resolve")
+    return True
+
+
+def optimized_module(llvm_ir: str, opt_level: int = 3) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
+    """Parse, verify and optimize LLVM IR for the host; returns the module and its target machine."""
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
     tm = new_target_machine(opt_level)
     mod.triple = host().triple
     mod.data_layout = str(tm.target_data)
     optimize(mod, tm, opt_level)
+    return mod, tm
+
+
+def load_object(obj: bytes, opt_level: int = 3, module: llvm.ModuleRef | None = None,
+                seconds: dict[str, float] | None = None) -> NativeCode:
+    """An engine running object code made by `jit` (in this process or read from the cache)."""
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(opt_level))
+    engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    return NativeCode(engine, obj, module, dict(seconds or {}))
+
+
+def jit(llvm_ir: str, opt_level: int = 3) -> NativeCode:
+    """LLVM IR -> optimized module -> one object file (code generation runs once) -> engine."""
+    times = {}
+    t = time.perf_counter()
+    mod, tm = optimized_module(llvm_ir, opt_level)
     times["llvm-opt"] = time.perf_counter() - t
     t = time.perf_counter()
-    asm = tm.emit_assembly(mod)
-    check_libcalls(asm)
-    engine = llvm.create_mcjit_compiler(mod, new_target_machine(opt_level))
-    engine.finalize_object()
+    obj = tm.emit_object(mod)
+    times["codegen"] = time.perf_counter() - t
+    t = time.perf_counter()
+    if not check_object(obj):
+        check_libcalls(tm.emit_assembly(mod))
+    native = load_object(obj, opt_level, mod)
     times["mcjit"] = time.perf_counter() - t
-    return NativeCode(engine, mod, str(mod), asm, times)
-
-
-
-
-def kernel_cfunc(n_pointers: int):
-    """The ctypes prototype of `void k(ptr x n, ptr meta, i64 begin, i64 end)`."""
-    return ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_pointers + 1)), ctypes.c_int64, ctypes.c_int64)
+    native.seconds = times
+    return native

@@ -1,8 +1,11 @@
-"""The formula DSL: plain Python functions over symbolic elements, traced into `ew`."""
+"""The formula DSL: plain Python functions over symbolic elements, traced into `ew`.
 
-from aclgen.frontend.tracer import (
+The DSL names come from the light `dsl` module; `trace` and `Value` (which need xDSL) load the
+tracer on first access.
+"""
+
+from aclgen.frontend.dsl import (
     FormulaError,
-    Value,
     absolute,
     exp,
     f32_const as f32,
@@ -12,9 +15,17 @@ from aclgen.frontend.tracer import (
     logical_or,
     select,
     sigmoid,
-    trace,
     where,
 )
+
+
+def __getattr__(name: str):
+    if name in ("trace", "Value"):
+        from aclgen.frontend import tracer
+
+        return getattr(tracer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FormulaError",

@@ -14,6 +14,9 @@ explicit f32 constant.
 
 Anything the DSL cannot express (`if x > 0:`, `x ** 2`, `math.exp(x)`, numpy ufuncs) fails
 with a `FormulaError` naming the user's file and line.
+
+This module imports xDSL; the names formulas use (`select`, `f32`, ...) live in
+aclgen/frontend/dsl.py, which forwards here only while a formula is traced.
 """
 
 from __future__ import annotations
@@ -32,10 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from aclgen import dtypes
 from aclgen.dialects import ew
-
-
-class FormulaError(Exception):
-    """A formula uses something the DSL cannot compile; the message names the user's line."""
+from aclgen.frontend.dsl import Const, FormulaError, f32_const  # noqa: F401  (the light half)
 
 
 @dataclass
@@ -102,22 +102,6 @@ def _located(loc: tuple[str, int] | None, message: str) -> str:
 
 
 # ----------------------------------------------------------------------------- values
-
-
-class Const:
-    """A constant in a formula: weak (a Python number) or explicitly f32 (`f32(v)`)."""
-
-    def __init__(self, value: float, explicit: bool = False):
-        self.value = float(value)
-        self.explicit = explicit
-
-    def __repr__(self) -> str:
-        return f"f32({self.value!r})" if self.explicit else repr(self.value)
-
-
-def f32_const(value: float) -> Const:
-    """An explicit f32 constant: the float32 rounding of `value`."""
-    return Const(float(np.float32(value)), explicit=True)
 
 
 def _fits(value: float, t: Attribute) -> bool:

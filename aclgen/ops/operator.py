@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aclgen import cache
 from aclgen import dtypes as dt
-from aclgen.compiler import Kernel, Options, Param, Variant, compile_variant
+from aclgen.kernel import Kernel, Options, Param, Variant
 from aclgen.launch import Launch, Operand, broadcast_strides, f32_bits, plan
 
 SOCS = ("Ascend910", "Ascend910B", "Ascend910_93", "Ascend310P", "Ascend950")
@@ -74,7 +75,8 @@ def truncated_threshold(value: float) -> int:
 
 
 class KernelCache:
-    """Compiled variants of this process, by (operator name, formula, variant, options)."""
+    """Kernels of this process, by (operator name, formula, variant, options); a variant not
+    seen yet comes from the on-disk compile cache or the compiler (aclgen/cache.py)."""
 
     def __init__(self):
         self._kernels: dict[tuple, Kernel] = {}
@@ -84,11 +86,12 @@ class KernelCache:
         key = (op.name, op.formula, variant, options)  # two formulas may share a name
         k = self._kernels.get(key)
         if k is not None:
+            cache.stats["memory_hits"] += 1
             return k
         with self._lock:
             k = self._kernels.get(key)
             if k is None:
-                k = compile_variant(op.formula, op.name, variant, op.params, op.arg_names, options)
+                k = cache.fetch(op.formula, op.name, variant, op.params, op.arg_names, options)
                 self._kernels[key] = k
         return k
 

@@ -6,8 +6,8 @@ gradOutput and self broadcast; when their dtypes differ the result is float32.
 
 import numpy as np
 
-from aclgen.compiler import Param
 from aclgen.frontend import select
+from aclgen.kernel import Param
 from aclgen.ops import entry
 from aclgen.ops.operator import Operator
 from aclgen.runtime import checks, planner

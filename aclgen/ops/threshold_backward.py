@@ -6,8 +6,8 @@ tensors compare exactly with trunc(t) (the `like-input` parameter is an i64 for 
 
 import numpy as np
 
-from aclgen.compiler import Param
 from aclgen.frontend import select
+from aclgen.kernel import Param
 from aclgen.ops import entry
 from aclgen.ops.operator import Operator
 from aclgen.runtime import checks, planner

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from aclgen.compiler import Variant
+from aclgen.kernel import Variant
 from aclgen.launch import Launch, broadcast_strides, plan
 from aclgen.ops.operator import Operator
 from aclgen.runtime import checks

@@ -2,7 +2,7 @@
 
 Reading `os.environ` costs about a microsecond per variable here, a tenth of the whole budget of
 a two-phase call, so settings are cached and re-derived only when one of the ACLGEN_* variables
-they come from changes (compared through the environment's bytes mapping: one dict lookup each).
+they come from changes (`aclgen.knobs.fingerprint`: one dict lookup per variable).
 """
 
 from __future__ import annotations
@@ -10,13 +10,8 @@ from __future__ import annotations
 import os
 import threading
 
-from aclgen.compiler import Options
-from aclgen.ops.operator import DEFAULT_SOC, SOCS
-
-_KEYS = ("ACLGEN_SOC_VERSION", "ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA",
-         "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS")
-_env_data = getattr(os.environ, "_data", None)  # CPython's backing dict; None elsewhere
-_env_keys = tuple(os.environ.encodekey(k) for k in _KEYS) if _env_data is not None else _KEYS
+from aclgen.kernel import Options
+from aclgen.knobs import fingerprint
 
 
 class Settings:
@@ -38,13 +33,14 @@ _generation = 0
 
 
 def _read_fingerprint() -> tuple:
-    d = _env_data if _env_data is not None else os.environ
-    k = _env_keys
-    return (d.get(k[0]), d.get(k[1]), d.get(k[2]), d.get(k[3]), d.get(k[4]), d.get(k[5]), _override)
+    return (fingerprint(), _override)
 
 
 def _derive() -> Settings:
     global _generation
+    # Not at module level: aclgen.ops imports the checks, which import this module.
+    from aclgen.ops.operator import DEFAULT_SOC, SOCS
+
     _generation += 1
     name = _override or os.environ.get("ACLGEN_SOC_VERSION") or DEFAULT_SOC
     error = None
@@ -77,6 +73,8 @@ def settings() -> Settings:
 def set_soc_version(name: str | None) -> bool:
     """Choose the profile for this process (None: back to the environment). False if unknown."""
     global _override
+    from aclgen.ops.operator import SOCS
+
     if name is not None and name not in SOCS:
         return False
     _override = name

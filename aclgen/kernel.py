@@ -1,0 +1,212 @@
+"""Kernel handles, importable without the compiler.
+
+A `Kernel` is what a launch needs: the native entry point (its JIT engine kept alive with it),
+the launch-record layout, the variant and options it was built for, per-stage compile seconds,
+and the text of every stage (`kernel.ir`). It is built either by the compiler
+(aclgen/compiler.py) or from an on-disk cache entry (aclgen/cache.py); the second way loads
+neither xDSL nor the pass pipeline, so this module imports neither.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aclgen import dtypes as dt
+from aclgen.abi import MetaLayout
+from aclgen.knobs import knobs
+
+if TYPE_CHECKING:
+    from xdsl.ir import Attribute
+
+STAGES = (
+    "dsl",
+    "ew",
+    "legalize-dtypes",
+    "tile-elementwise",
+    "vectorize-elementwise",
+    "expand-math",
+    "canonicalize",
+    "cse",
+    "convert-scf-to-cf",
+    "lower-to-llvm",
+    "dce",
+    "llvm-dialect",
+    "llvm-ir",
+    "llvm",
+    "asm",
+)
+
+
+class CompileError(Exception):
+    """A pass or the LLVM backend failed: a one-line message naming the stage; the IR or the
+    backend's full report, when there is one, is in `details`."""
+
+    def __init__(self, message: str, details: str = ""):
+        first, _, rest = message.partition("\n")
+        super().__init__(first)
+        self.details = (rest + "\n" + details).strip()
+
+
+@dataclass(frozen=True)
+class Options:
+    """Schedule knobs: they change the generated code, never the formula's result bits.
+    Every field enters the compile cache key."""
+
+    tile_size: int = 8192
+    width: int = 0  # 0 = host native
+    fma: str = "auto"
+    noalias: bool = False
+    opt_level: int = 3
+    threads: int = 1
+    nontemporal: bool = False  # streaming stores (for outputs larger than the caches)
+
+    @staticmethod
+    def from_knobs(**overrides) -> "Options":
+        k = knobs()
+        base = dict(tile_size=k.tile_size, width=k.vector_width, fma=k.fma, opt_level=k.opt_level)
+        base.update(overrides)
+        return Options(**base)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A scalar parameter. `kind` "f32": read as f32. "like-input": f32 for float inputs; for
+    integer inputs an i64 holding trunc(value) clamped to just outside the input's range, so
+    integer compares stay exact (ThresholdBackward)."""
+
+    name: str
+    kind: str = "f32"
+
+    def type_name(self, first_input: dt.DType) -> str:
+        """"f32" or "i64": the element type of this parameter's launch-record slot."""
+        if self.kind == "like-input" and not first_input.is_float:
+            return "i64"
+        return "f32"
+
+    def ir_type(self, first_input: dt.DType) -> "Attribute":
+        from xdsl.dialects.builtin import f32, i64
+
+        return i64 if self.type_name(first_input) == "i64" else f32
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What one compiled kernel is specialized for (shapes and strides stay runtime values)."""
+
+    inputs: tuple[dt.DType, ...]
+    outputs: tuple[dt.DType, ...]
+    rank: int
+    layouts: tuple[str, ...]  # per operand: inputs then outputs
+
+    def __post_init__(self):
+        if len(self.layouts) != len(self.inputs) + len(self.outputs):
+            raise ValueError("one layout per operand (inputs then outputs)")
+
+    @property
+    def tag(self) -> str:
+        ts = "_".join(d.short for d in (*self.inputs, *self.outputs))
+        ls = "".join(x[0] for x in self.layouts)
+        return f"{ts}_r{self.rank}_{ls}"
+
+
+class StageTexts(Mapping):
+    """`kernel.ir`: stage name -> text, in pipeline order. Texts that were not kept when the
+    kernel was built (printing every stage costs more than compiling it) are produced on the
+    first access by `fill()`, which returns every stage; `on_complete` then sees the full dict
+    (the compile cache uses it to store the texts with the entry)."""
+
+    def __init__(self, texts: dict[str, str], fill: Callable[[], dict[str, str]] | None = None,
+                 on_complete: Callable[[dict[str, str]], Any] | None = None):
+        self._texts = dict(texts)
+        self._fill = fill
+        self._on_complete = on_complete
+        self._lock = threading.Lock()
+
+    @property
+    def complete(self) -> bool:
+        return self._fill is None
+
+    def known(self) -> dict[str, str]:
+        """The texts held now, without producing the missing ones."""
+        return dict(self._texts)
+
+    def _all(self) -> dict[str, str]:
+        if self._fill is None:
+            return self._texts
+        with self._lock:
+            if self._fill is not None:
+                full = self._fill()
+                full.update(self._texts)  # keep the fill's (pipeline) order
+                self._texts, self._fill = full, None
+                if self._on_complete is not None:
+                    self._on_complete(dict(full))
+        return self._texts
+
+    def __getitem__(self, stage: str) -> str:
+        text = self._texts.get(stage)
+        if text is not None:
+            return text
+        return self._all()[stage]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __contains__(self, stage: object) -> bool:
+        return stage in self._texts or stage in self._all()
+
+    def __repr__(self) -> str:
+        held = ", ".join(self._texts)
+        return f"StageTexts({held}{', ...' if self._fill else ''})"
+
+
+def kernel_cfunc(n_pointers: int):
+    """The ctypes prototype of `void k(ptr x n, ptr meta, i64 begin, i64 end)`."""
+    return ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_pointers + 1)), ctypes.c_int64, ctypes.c_int64)
+
+
+@dataclass(eq=False)
+class Kernel:
+    """A compiled kernel variant: owns its JIT engine and gives the text of every stage.
+
+    `native` is an aclgen.codegen.jit.NativeCode (engine + module or object code); `source`
+    says where the kernel came from: "compiled" or "disk" (the on-disk compile cache)."""
+
+    name: str
+    variant: Variant
+    params: tuple[Param, ...]
+    param_types: tuple[str, ...]  # "f32" / "i64" per parameter
+    ir: StageTexts
+    native: Any
+    options: Options
+    seconds: dict[str, float] = field(default_factory=dict)
+    source: str = "compiled"
+
+    def __post_init__(self):
+        if not isinstance(self.ir, StageTexts):
+            self.ir = StageTexts(self.ir)
+        self.address = self.native.address(self.name)
+        n_ptrs = len(self.variant.inputs) + len(self.variant.outputs)
+        self.cfunc = kernel_cfunc(n_ptrs)(self.address)
+        self.meta_layout = MetaLayout(self.variant.rank, n_ptrs, len(self.params))
+
+    @property
+    def asm(self) -> str:
+        return self.ir["asm"]
+
+    @property
+    def stages(self) -> list[str]:
+        return list(self.ir)
+
+    def __call__(self, pointers: Sequence[int], meta: int, begin: int, end: int) -> None:
+        """Run elements [begin, end) on raw pointers; callers (the launcher) check every bound."""
+        self.cfunc(*pointers, meta, begin, end)
+
+
+__all__ = ["CompileError", "Kernel", "Options", "Param", "STAGES", "StageTexts", "Variant", "kernel_cfunc"]
