@@ -11,8 +11,10 @@ views of x and out) or, for a staged output, "workspace offset plus delta".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
+from aclgen.codegen.target import last_level_cache_bytes
 from aclgen.kernel import Variant
 from aclgen.launch import Launch, broadcast_strides, plan
 from aclgen.ops.operator import Operator
@@ -194,6 +196,9 @@ def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options
     dtypes_out = tuple(C.KERNEL_DTYPE[tensors[n_in + (-1 - v[0] if v[0] < 0 else v[0] - n_in)].dtype]
                        for v in views_out)
     variant = Variant(dtypes_in, dtypes_out, p.rank, p.layouts)
+    moved = p.numel * sum(t.itemsize for t in tensors)
+    if moved > last_level_cache_bytes() and not options.nontemporal:
+        options = dataclasses.replace(options, nontemporal=True)  # streaming stores pay past L3
     kernel = op.kernel(variant, options)
     meta = Launch(kernel, p, [0] * len(operands), slots).meta
     return Template(kernel.cfunc, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands))
