@@ -193,8 +193,23 @@ class Kernel:
             self.ir = StageTexts(self.ir)
         self.address = self.native.address(self.name)
         n_ptrs = len(self.variant.inputs) + len(self.variant.outputs)
-        self.cfunc = kernel_cfunc(n_ptrs)(self.address)
         self.meta_layout = MetaLayout(self.variant.rank, n_ptrs, len(self.params))
+        self._calls: dict[str, Any] = {}
+
+    @property
+    def cfunc(self):
+        """`cfunc(*pointers, meta, begin, end)` with Python ints: a CPython entry point made in
+        LLVM IR (aclgen.codegen.pycall; ~10x cheaper than a ctypes call), GIL released."""
+        return self.call("i" * (self.meta_layout.n_operands + 1) + "ii")
+
+    def call(self, kinds: str):
+        """The kernel as a builtin function taking arguments of `kinds` ("i" int, "a" ndarray)."""
+        f = self._calls.get(kinds)
+        if f is None:
+            from aclgen.codegen.pycall import fastcall
+
+            f = self._calls[kinds] = fastcall(self.address, kinds, self.name)
+        return f
 
     @property
     def asm(self) -> str:

@@ -103,7 +103,7 @@ class Knobs:
 def fingerprint() -> tuple:
     """The raw values of every variable a setting comes from: equal tuples, equal settings."""
     d = _env_data if _env_data is not None else os.environ
-    return tuple([d.get(k) for k in _env_keys])
+    return tuple(map(d.get, _env_keys))
 
 
 _lock = threading.Lock()

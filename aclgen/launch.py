@@ -111,7 +111,7 @@ class Launch:
             meta[layout.param(j)] = p
         self.meta = meta
         self.numel = plan_.numel
-        self.args = (*[ctypes.c_void_p(a) for a in addresses], ctypes.c_void_p(meta.ctypes.data))
+        self.args = (*addresses, meta.ctypes.data)
 
     def run(self, begin: int = 0, end: int | None = None) -> None:
         end = self.numel if end is None else end

@@ -17,6 +17,7 @@ from aclgen.runtime import memory
 from aclgen.runtime import scalar as scalars
 from aclgen.runtime import tensor as tensors
 from aclgen.runtime.errors import AclError
+from aclgen.runtime.soc import settings_fingerprint
 
 
 class OperatorError(ValueError):
@@ -74,9 +75,10 @@ def output(api: str, name: str, out, shape: tuple[int, ...], dtype) -> np.ndarra
     return out
 
 
-def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: str) -> np.ndarray:
+def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: str, fast_key=None) -> np.ndarray:
     """Call `binding(*args, out)` (the operator's GetWorkspaceSize check and plan) and run the
-    executor now, with a workspace from the runtime if the plan stages data."""
+    executor now, with a workspace from the runtime if the plan stages data. `fast_key` (from
+    `fast_key()`): remember the plan, when it allows, for `fast()` to replay."""
     target = out if _representable(out) else np.empty(out.shape, out.dtype)
     out_t = tensor(api, out_name, target)
     if not out.flags.writeable:
@@ -93,4 +95,79 @@ def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: 
         raise OperatorError(e.message, e.status) from None
     if target is not out:
         out[...] = target
+    elif fast_key is not None:
+        _remember(fast_key, executor, len(args) - sum(1 for a in args if isinstance(a, scalars.AclScalar)) + 1, out)
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# The fast path: a call whose geometry (shapes, strides, dtypes, aliasing), parameters and
+# settings equal those of an earlier call that passed every check and ran unstaged on one
+# thread replays that plan: the kernel reads the arrays' data pointers itself
+# (aclgen.codegen.pycall), so a 1K call costs about a microsecond.
+# ----------------------------------------------------------------------------------------------
+
+_fast: dict[tuple, tuple] = {}
+FAST_LIMIT = 4096
+
+
+def _shares(out: np.ndarray, inputs: Sequence[np.ndarray]) -> tuple | None:
+    """Per input: True when it is `out` itself (exact in place), False when disjoint; None when
+    they may partly overlap (left to the full path, which stages)."""
+    alias = []
+    for a in inputs:
+        if a is out:
+            alias.append(True)
+        elif (a.base is None and out.base is None) or not np.may_share_memory(a, out):
+            alias.append(False)
+        else:
+            return None
+    return tuple(alias)
+
+
+def fast_key(api: str, inputs: Sequence, out, extra: tuple) -> tuple | None:
+    """The replay key of a call (flat: hashing nested tuples costs), or None when it can't
+    take the fast path."""
+    nd = np.ndarray
+    if len(inputs) == 2:  # every operator with a fast path: spelled out, this is the hot path
+        a, b = inputs
+        if type(a) is not nd or type(b) is not nd:
+            return None
+        key = (api, extra, settings_fingerprint(), a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
+    else:
+        for a in inputs:
+            if type(a) is not nd:
+                return None
+        key = (api, extra, settings_fingerprint(), *[(a.shape, a.strides, a.dtype) for a in inputs])
+    if out is None:
+        return key
+    if type(out) is not nd or not out.flags.writeable:
+        return None
+    alias = _shares(out, inputs)
+    if alias is None:
+        return None
+    return (*key, out.shape, out.strides, out.dtype, alias)
+
+
+def fast(key: tuple | None, inputs: Sequence[np.ndarray], out):
+    """Replay a remembered plan (returns the output), or None on a miss."""
+    hit = _fast.get(key)
+    if hit is None:
+        return None
+    call, meta, numel, shape, dtype, _ = hit
+    if out is None:
+        out = np.empty(shape, dtype)
+    call(*inputs, out, meta, 0, numel)
+    return out
+
+
+def _remember(key: tuple, executor, n_arrays: int, out: np.ndarray) -> None:
+    tpl = executor.template
+    if (tpl is None or executor.staging is not None or executor.threads != 1 or not tpl.numel
+            or [src for src, delta in tpl.sources] != list(range(n_arrays))
+            or any(delta for src, delta in tpl.sources)):
+        return
+    if len(_fast) >= FAST_LIMIT:
+        _fast.clear()
+    call = tpl.kernel.call("a" * n_arrays + "iii")
+    _fast[key] = (call, tpl.meta_ptr, tpl.numel, out.shape, out.dtype, tpl)  # tpl keeps meta alive

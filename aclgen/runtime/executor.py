@@ -47,7 +47,7 @@ class Staging:
 
 class Executor:
     __slots__ = ("api", "workspace_size", "cfunc", "args", "numel", "threads", "staging",
-                 "tensors", "blocks", "repeatable", "state")
+                 "tensors", "blocks", "repeatable", "state", "template")
 
     def __init__(self, api, workspace_size, cfunc, args, numel, threads, staging, tensors, blocks):
         self.api: str = api
@@ -61,6 +61,7 @@ class Executor:
         self.blocks = blocks  # runtime blocks the operands live in, checked for early frees
         self.repeatable = False
         self.state = READY
+        self.template = None  # the planner's Template, when the plan made one
 
     def __repr__(self) -> str:
         state = ("ready", "consumed", "destroyed")[self.state]

@@ -38,10 +38,11 @@ Split = Callable[[list[View], list[View], int, object], tuple[tuple[int, ...], l
 class Template:
     """The address-free part of a launch: kernel, launch record, where each pointer comes from."""
 
-    __slots__ = ("cfunc", "meta", "meta_ptr", "numel", "sources", "plain")
+    __slots__ = ("kernel", "cfunc", "meta", "meta_ptr", "numel", "sources", "plain")
 
-    def __init__(self, cfunc, meta, numel, sources):
-        self.cfunc, self.meta, self.numel, self.sources = cfunc, meta, numel, sources
+    def __init__(self, kernel, meta, numel, sources):
+        self.kernel, self.cfunc = kernel, kernel.cfunc
+        self.meta, self.numel, self.sources = meta, numel, sources
         self.meta_ptr = meta.ctypes.data  # `.ctypes` costs microseconds: read it once
         self.plain = all(d == 0 and s >= 0 for s, d in sources)  # pointers = the tensors' addresses
 
@@ -157,7 +158,9 @@ def build(
             _checked.clear()
         margs, extra = memo
         _checked[(api, s.generation, extra, *[a.serial for a in margs])] = Checked(tpl.cfunc, args, tpl.numel, threads)
-    return Executor(api, workspace, tpl.cfunc, args, tpl.numel, threads, staging, tuple(tensors), blocks)
+    executor = Executor(api, workspace, tpl.cfunc, args, tpl.numel, threads, staging, tuple(tensors), blocks)
+    executor.template = tpl
+    return executor
 
 
 def _bind(tpl: Template, tensors, n_in, staged) -> tuple[int, tuple, Staging | None]:
@@ -201,4 +204,4 @@ def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options
         options = dataclasses.replace(options, nontemporal=True)  # streaming stores pay past L3
     kernel = op.kernel(variant, options)
     meta = Launch(kernel, p, [0] * len(operands), slots).meta
-    return Template(kernel.cfunc, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands))
+    return Template(kernel, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands))
