@@ -72,3 +72,21 @@ def test_concurrent_calls_from_threads(double):
     for t in threads:
         t.join(timeout=60)
     assert all((o == 2).all() for o in outs)
+
+
+def test_symbols_redefined_by_other_llvm_users_do_not_matter():
+    """numba registers PyExc_TypeError as the object, not the variable, for every MCJIT in the
+    process; our entry points must not resolve C API names through symbols at all."""
+    import subprocess
+    import sys
+
+    code = (
+        "import llvmlite.binding as llvm, aclgen\n"
+        "from aclgen.codegen.pycall import fastcall\n"
+        "llvm.add_symbol('PyExc_TypeError', id(TypeError))\n"
+        "llvm.add_symbol('_Py_NoneStruct', 8)\n"
+        "f = fastcall(aclgen.compile(lambda x: x * 2.0).kernel.address, 'iiiii')\n"
+        "try:\n    f()\nexcept TypeError:\n    print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -67,23 +67,16 @@ def array_data_offset() -> int | None:
 
 def _ir(name: str, target: int, kinds: str) -> str:
     n = len(kinds)
+    api = {f: f"inttoptr (i64 {_c_api(f)} to ptr)" for f in _C_API}
+    none = f"inttoptr (i64 {id(None)} to ptr)"
     lines = [
-        "declare i64 @PyLong_AsLongLong(ptr)",
-        "declare ptr @PyErr_Occurred()",
-        "declare void @PyErr_SetString(ptr, ptr)",
-        "declare ptr @PyEval_SaveThread()",
-        "declare void @PyEval_RestoreThread(ptr)",
-        "declare void @Py_IncRef(ptr)",
-        "@_Py_NoneStruct = external global i8",
-        "@PyExc_TypeError = external global ptr",
         f'@msg = private constant [{len(_message(kinds)) + 1} x i8] c"{_message(kinds)}\\00"',
         f"define ptr @{name}(ptr %self, ptr %args, i64 %nargs) {{",
         "entry:",
         f"  %count_ok = icmp eq i64 %nargs, {n}",
         "  br i1 %count_ok, label %arg0, label %bad",
         "bad:",
-        "  %exc = load ptr, ptr @PyExc_TypeError",
-        "  call void @PyErr_SetString(ptr %exc, ptr @msg)",
+        f"  call void {api['PyErr_SetString']}(ptr inttoptr (i64 {id(TypeError)} to ptr), ptr @msg)",
         "  ret ptr null",
         "failed:",
         "  ret ptr null",
@@ -95,11 +88,11 @@ def _ir(name: str, target: int, kinds: str) -> str:
         lines += [f"arg{i}:", f"  %o{i}p = getelementptr ptr, ptr %args, i64 {i}", f"  %o{i} = load ptr, ptr %o{i}p"]
         if k == "i":
             lines += [
-                f"  %v{i} = call i64 @PyLong_AsLongLong(ptr %o{i})",
+                f"  %v{i} = call i64 {api['PyLong_AsLongLong']}(ptr %o{i})",
                 f"  %m{i} = icmp eq i64 %v{i}, -1",
                 f"  br i1 %m{i}, label %chk{i}, label %{nxt}",
                 f"chk{i}:",
-                f"  %e{i} = call ptr @PyErr_Occurred()",
+                f"  %e{i} = call ptr {api['PyErr_Occurred']}()",
                 f"  %z{i} = icmp eq ptr %e{i}, null",
                 f"  br i1 %z{i}, label %{nxt}, label %failed",
             ]
@@ -125,14 +118,25 @@ def _ir(name: str, target: int, kinds: str) -> str:
     lines += ["call:"]
     lines += [c for c, _ in values if c]
     lines += [
-        "  %ts = call ptr @PyEval_SaveThread()",
+        f"  %ts = call ptr {api['PyEval_SaveThread']}()",
         f"  call void inttoptr (i64 {target} to ptr)({', '.join(v for _, v in values)})",
-        "  call void @PyEval_RestoreThread(ptr %ts)",
-        "  call void @Py_IncRef(ptr @_Py_NoneStruct)",
-        "  ret ptr @_Py_NoneStruct",
+        f"  call void {api['PyEval_RestoreThread']}(ptr %ts)",
+        f"  call void {api['Py_IncRef']}(ptr {none})",
+        f"  ret ptr {none}",
         "}",
     ]
     return "\n".join(lines)
+
+
+# The C API is called at addresses taken from this process (ctypes), not through symbol lookup:
+# another LLVM user in the process (numba) registers its own meanings for names such as
+# PyExc_TypeError (the object instead of the variable holding it), and MCJIT would follow them.
+_C_API = ("PyLong_AsLongLong", "PyErr_Occurred", "PyErr_SetString", "PyEval_SaveThread",
+          "PyEval_RestoreThread", "Py_IncRef")
+
+
+def _c_api(name: str) -> int:
+    return ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value
 
 
 def _message(kinds: str) -> str:
