@@ -29,7 +29,6 @@ STAGES = (
     "tile-elementwise",
     "vectorize-elementwise",
     "expand-math",
-    "canonicalize",
     "cse",
     "convert-scf-to-cf",
     "lower-to-llvm",

@@ -248,6 +248,8 @@ class FuncLowering:
                 pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
                 c = llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64))
                 self.values[op.result] = self.emit(c)
+            case arith.SelectOp():
+                self.values[op.result] = self.emit(llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))
             case arith.BitcastOp():
                 self.values[op.result] = self.emit(llvm.BitcastOp(self.v(op.input), op.result.type))
             case math.RoundEvenOp():

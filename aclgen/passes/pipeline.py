@@ -1,9 +1,11 @@
 """The pass pipeline: every pass by its pipeline name, and the default order.
 
     legalize-dtypes -> tile-elementwise -> vectorize-elementwise -> expand-math
-      -> canonicalize -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
+      -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
 
-xDSL's canonicalize, cse, dce and convert-scf-to-cf are reused as they are.
+xDSL's cse, dce and convert-scf-to-cf are reused as they are. xDSL's canonicalize is registered
+(for `aclgen opt`) but not in the default pipeline: on all five operators it changed no byte of
+the final assembly (LLVM's O3 does the same folding) and cost 6-21 ms of a 75-160 ms compile.
 """
 
 from __future__ import annotations
@@ -60,7 +62,6 @@ def default_spec(
             f"tile-elementwise{{tile_size={tile_size} threads={threads}}}",
             f"vectorize-elementwise{{width={width} nontemporal={'true' if nontemporal else 'false'}}}",
             f"expand-math{{fma={fma}}}",
-            "canonicalize",
             "cse",
             "convert-scf-to-cf",
             f"lower-to-llvm{{noalias={'true' if noalias else 'false'}}}",

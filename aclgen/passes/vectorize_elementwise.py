@@ -9,10 +9,10 @@ tail). Values from outside the loop (parameters) are splatted once before it; br
 
 `width = 0` takes the host's native width for f32 (4 SSE, 8 AVX2, 16 AVX-512).
 
-With `align = true` (default) a scalar peel loop first runs the few columns up to the point
-where the first contiguous output's vector stores are aligned to the vector size (a view that
-is not even element-aligned is done wholly by the scalar loops); those stores then carry
-`align`. `nontemporal = true` makes the contiguous vector stores streaming stores (for
+With `align = true` (default) the vector loop starts at the first column where the first
+contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
+two-trip `tile.remainders` loop, does both the columns before it and the tail (a view that is
+not even element-aligned is done wholly by it); those stores then carry `align`. `nontemporal = true` makes the contiguous vector stores streaming stores (for
 outputs larger than the caches, where they save the read-for-ownership traffic).
 
 Before:
@@ -70,20 +70,17 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
         return op.results[0]
 
     c0, c1 = loop.lb, loop.ub
+    first = c0
     w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
     target = _aligned_store(body) if align else None
     vector_bytes = 0
+    cp = None
     if target is not None:
-        # peel scalar columns [c0, cp) until the target's vector stores are aligned
+        # the vector loop starts at cp, where the target's vector stores are aligned
         vector_bytes = width * dtypes.from_ir(target.elem).itemsize
         gap = pre(tile.AlignOffsetOp(target.row, c0, vector_bytes, target.elem))
         cp = pre(arith.MinSIOp(pre(arith.AddiOp(c0, gap)), c1))
         cp.name_hint = "peel_end"
-        peel = loop.clone()
-        peel.attributes["tile.peel"] = UnitAttr()
-        del peel.attributes["tile.inner"]
-        peel.operands[1] = cp
-        before.append(peel)
         c0 = cp
     # vector loop bounds: [c0, cv) with cv = c1 - (c1 - c0) % width
     n = pre(arith.SubiOp(c1, c0))
@@ -139,7 +136,27 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
     vloop = scf.ForOp(c0, cv, w, [], Region(vbody))
     vloop.attributes["tile.vector"] = UnitAttr()
     parent.insert_ops_before([*before, vloop], loop)
-    loop.operands[0] = cv  # the scalar loop becomes the tail
+    if cp is None:
+        loop.operands[0] = cv  # the scalar loop becomes the tail
+        return
+    # One scalar loop serves both remainders, the peeled head [first, cp) and the tail [cv, c1):
+    # a second copy of the body would cost compile time for nothing (columns are independent,
+    # so their order does not matter).
+    rbody = Block(arg_types=[i64])
+    r = rbody.args[0]
+    zero = arith.ConstantOp(IntegerAttr(0, i64))
+    two = arith.ConstantOp(IntegerAttr(2, i64))
+    one = arith.ConstantOp(IntegerAttr(1, i64))
+    is_head = arith.CmpiOp(r, zero, "eq")
+    lo = arith.SelectOp(is_head, first, cv)
+    hi = arith.SelectOp(is_head, cp, c1)
+    parent.insert_ops_before([zero, two, one], loop)
+    remainder = scf.ForOp(zero, two, one, [], Region(rbody))
+    remainder.attributes["tile.remainders"] = UnitAttr()
+    parent.insert_op_before(remainder, loop)
+    loop.detach()
+    loop.operands[0], loop.operands[1] = lo.result, hi.result
+    rbody.add_ops([is_head, lo, hi, loop, scf.YieldOp()])
 
 
 @dataclass(frozen=True)

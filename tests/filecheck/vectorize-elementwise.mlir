@@ -1,20 +1,24 @@
 // RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8 align=false}' | filecheck %s
 // RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8 nontemporal=true}' | filecheck %s --check-prefix=PEEL
 
-// With align (the default), a scalar peel loop runs the columns before the first contiguous
-// output's 32-byte boundary; its vector stores then carry align = 32 (and, with nontemporal,
-// are streaming stores); the tail loop follows.
+// With align (the default), the vector loop starts where the first contiguous output's vector
+// stores are 32-byte aligned (they then carry align = 32 and, with nontemporal, are streaming
+// stores); one scalar loop, run twice by a tile.remainders loop, does the columns before that
+// point and the tail.
 // PEEL-LABEL: func.func @softshrink_backward_f32_f32_f32_r1_ccc
 // PEEL:       %[[GAP:.*]] = tile.align_offset %out0[%[[C0:.*]]] to 32 : f32
 // PEEL:       %[[SUM:.*]] = arith.addi %[[C0]], %[[GAP]] : i64
 // PEEL:       %[[PEND:.*]] = arith.minsi %[[SUM]], %[[C1:.*]] : i64
-// PEEL:       scf.for %{{.*}} = %[[C0]] to %[[PEND]] step %{{.*}} : i64 {
-// PEEL:       } {tile.peel}
 // PEEL:       scf.for %{{.*}} = %[[PEND]] to %[[VEND:.*]] step %{{.*}} : i64 {
 // PEEL:         tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
 // PEEL:       } {tile.vector}
-// PEEL:       scf.for %{{.*}} = %[[VEND]] to %[[C1]] step %{{.*}} : i64 {
-// PEEL:       } {tile.inner}
+// PEEL:       scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
+// PEEL-NEXT:    %[[HEAD:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : i64
+// PEEL-NEXT:    %[[LO:.*]] = arith.select %[[HEAD]], %[[C0]], %[[VEND]] : i64
+// PEEL-NEXT:    %[[HI:.*]] = arith.select %[[HEAD]], %[[PEND]], %[[C1]] : i64
+// PEEL-NEXT:    scf.for %{{.*}} = %[[LO]] to %[[HI]] step %{{.*}} : i64 {
+// PEEL:         } {tile.inner}
+// PEEL-NEXT:  } {tile.remainders}
 
 // The column loop splits into a vector loop of 8 lanes (tile.vector) and the original scalar loop
 // for the < 8 remaining columns (the tail, still tile.inner). The parameter is splatted once,
