@@ -110,3 +110,10 @@ def test_float_to_int_stores_round_to_even_and_saturate(width, out):
     want = np.clip(np.rint(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=np.inf, neginf=-np.inf)),
                    info.min, info.max).astype(out)
     np.testing.assert_array_equal(f(x), want)
+
+
+def test_streaming_stores_only_for_a_lone_output_stream():
+    o = OPERATORS["swi_glu_grad"]
+    f = dt.float32
+    k = o.kernel(Variant((f, f, f), (f, f), 1, ("contiguous",) * 5), Options.from_knobs(nontemporal=True))
+    assert "!nontemporal" not in k.ir["llvm"] and "vmovntps" not in k.asm

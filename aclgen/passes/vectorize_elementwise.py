@@ -12,8 +12,9 @@ tail). Values from outside the loop (parameters) are splatted once before it; br
 With `align = true` (default) the vector loop starts at the first column where the first
 contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
 two-trip `tile.remainders` loop, does both the columns before it and the tail (a view that is
-not even element-aligned is done wholly by it); those stores then carry `align`. `nontemporal = true` makes the contiguous vector stores streaming stores (for
-outputs larger than the caches, where they save the read-for-ownership traffic).
+not even element-aligned is done wholly by it); those stores then carry `align`. `nontemporal = true` makes the contiguous vector store a streaming store (for outputs larger
+than the caches, where it saves the read-for-ownership traffic) — when the loop has exactly one
+output stream; with several, partial write-combining flushes make streaming stores slower.
 
 Before:
     scf.for %c = %c0 to %c1 step %one : i64 {
@@ -87,6 +88,10 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
     cv = pre(arith.SubiOp(c1, pre(arith.RemSIOp(n, w))))
     cv.name_hint = "vector_end"
 
+    # Streaming stores only pay for a lone output stream: with several, the write-combining
+    # buffers flush partial lines between the loop's long compute (SwiGluGrad ran 1.75x slower).
+    contiguous_stores = [o for o in body.ops if isinstance(o, tile.StoreOp) and o.layout.data == "contiguous"]
+    nontemporal = nontemporal and len(contiguous_stores) == 1
     vbody = Block(arg_types=[i64])
     viv = vbody.args[0]
     mapping: dict[SSAValue, SSAValue] = {iv: viv}
