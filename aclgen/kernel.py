@@ -201,13 +201,19 @@ class Kernel:
         LLVM IR (aclgen.codegen.pycall; ~10x cheaper than a ctypes call), GIL released."""
         return self.call("i" * (self.meta_layout.n_operands + 1) + "ii")
 
-    def call(self, kinds: str):
-        """The kernel as a builtin function taking arguments of `kinds` ("i" int, "a" ndarray)."""
-        f = self._calls.get(kinds)
+    def call(self, kinds: str, threads: int = 1):
+        """The kernel as a builtin function taking arguments of `kinds` ("i" int, "a" ndarray);
+        with `threads` > 1 it splits its range over that many threads (aclgen.codegen.threads)."""
+        f = self._calls.get((kinds, threads))
         if f is None:
             from aclgen.codegen.pycall import fastcall
 
-            f = self._calls[kinds] = fastcall(self.address, kinds, self.name)
+            address = self.address
+            if threads > 1:
+                from aclgen.codegen.threads import parallel_entry
+
+                address = parallel_entry(self, threads) or address
+            f = self._calls[(kinds, threads)] = fastcall(address, kinds, self.name)
         return f
 
     @property

@@ -102,8 +102,8 @@ def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: 
 
 # ----------------------------------------------------------------------------------------------
 # The fast path: a call whose geometry (shapes, strides, dtypes, aliasing), parameters and
-# settings equal those of an earlier call that passed every check and ran unstaged on one
-# thread replays that plan: the kernel reads the arrays' data pointers itself
+# settings equal those of an earlier call that passed every check and ran unstaged replays
+# that plan: the kernel reads the arrays' data pointers itself
 # (aclgen.codegen.pycall), so a 1K call costs about a microsecond.
 # ----------------------------------------------------------------------------------------------
 
@@ -163,11 +163,11 @@ def fast(key: tuple | None, inputs: Sequence[np.ndarray], out):
 
 def _remember(key: tuple, executor, n_arrays: int, out: np.ndarray) -> None:
     tpl = executor.template
-    if (tpl is None or executor.staging is not None or executor.threads != 1 or not tpl.numel
+    if (tpl is None or executor.staging is not None or not tpl.numel
             or [src for src, delta in tpl.sources] != list(range(n_arrays))
             or any(delta for src, delta in tpl.sources)):
         return
     if len(_fast) >= FAST_LIMIT:
         _fast.clear()
-    call = tpl.kernel.call("a" * n_arrays + "iii")
+    call = tpl.kernel.call("a" * n_arrays + "iii", tpl.threads)
     _fast[key] = (call, tpl.meta_ptr, tpl.numel, out.shape, out.dtype, tpl)  # tpl keeps meta alive

@@ -25,7 +25,7 @@ from aclgen.runtime.soc import settings
 from aclgen.runtime.tensor import AclTensor, contiguous_strides
 
 ALIGN = 64
-PARALLEL_MIN = 1 << 18  # below this many elements one thread beats the handoff cost
+PARALLEL_MIN = 1 << 15  # below this many elements one thread beats the (native, ~1 us) handoff
 CACHE_LIMIT = 4096
 MEMO = True  # remember checked calls (`reuse`); benchmarks turn it off to time the full checks
 
@@ -38,10 +38,12 @@ Split = Callable[[list[View], list[View], int, object], tuple[tuple[int, ...], l
 class Template:
     """The address-free part of a launch: kernel, launch record, where each pointer comes from."""
 
-    __slots__ = ("kernel", "cfunc", "meta", "meta_ptr", "numel", "sources", "plain")
+    __slots__ = ("kernel", "cfunc", "threads", "meta", "meta_ptr", "numel", "sources", "plain")
 
-    def __init__(self, kernel, meta, numel, sources):
-        self.kernel, self.cfunc = kernel, kernel.cfunc
+    def __init__(self, kernel, meta, numel, sources, threads):
+        # big calls run on the native pool inside the call (threads only where they pay)
+        self.threads = threads if numel >= PARALLEL_MIN else 1
+        self.kernel, self.cfunc = kernel, kernel.call("i" * (kernel.meta_layout.n_operands + 1) + "ii", self.threads)
         self.meta, self.numel, self.sources = meta, numel, sources
         self.meta_ptr = meta.ctypes.data  # `.ctypes` costs microseconds: read it once
         self.plain = all(d == 0 and s >= 0 for s, d in sources)  # pointers = the tensors' addresses
@@ -142,11 +144,11 @@ def build(
            *[(t.view_dims, t.strides, t.dtype) for t in tensors])
     tpl = _templates.get(key)
     if tpl is None:
-        tpl = _template(op, tensors, n_in, shape, slots, split, split_key, staged, s.options)
+        tpl = _template(op, tensors, n_in, shape, slots, split, split_key, staged, s.options, s.threads)
         if len(_templates) >= CACHE_LIMIT:
             _templates.clear()
         _templates[key] = tpl
-    threads = s.threads if tpl.numel >= PARALLEL_MIN else 1
+    threads = 1  # the template's cfunc already splits big calls over the native pool
     blocks = tuple(t.block for t in tensors if t.block is not None)  # repeats are harmless
     if tpl.plain and True not in staged:
         workspace, staging = 0, None
@@ -182,7 +184,7 @@ def _bind(tpl: Template, tensors, n_in, staged) -> tuple[int, tuple, Staging | N
     return size, args, (Staging(patches, copies) if patches or copies else None)
 
 
-def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options) -> Template:
+def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options, threads) -> Template:
     views_in = [(k, 0, t.view_dims, t.strides) for k, t in enumerate(tensors[:n_in])]
     views_out = []
     for k, (t, st) in enumerate(zip(tensors[n_in:], staged)):
@@ -204,4 +206,4 @@ def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options
         options = dataclasses.replace(options, nontemporal=True)  # streaming stores pay past L3
     kernel = op.kernel(variant, options)
     meta = Launch(kernel, p, [0] * len(operands), slots).meta
-    return Template(kernel, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands))
+    return Template(kernel, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands), threads)
