@@ -201,10 +201,11 @@ class Kernel:
         LLVM IR (aclgen.codegen.pycall; ~10x cheaper than a ctypes call), GIL released."""
         return self.call("i" * (self.meta_layout.n_operands + 1) + "ii")
 
-    def call(self, kinds: str, threads: int = 1):
+    def call(self, kinds: str, threads: int = 1, deltas: tuple[int, ...] | None = None):
         """The kernel as a builtin function taking arguments of `kinds` ("i" int, "a" ndarray);
-        with `threads` > 1 it splits its range over that many threads (aclgen.codegen.threads)."""
-        f = self._calls.get((kinds, threads))
+        with `threads` > 1 it splits its range over that many threads (aclgen.codegen.threads);
+        `deltas`: byte offsets added to the array arguments' data pointers."""
+        f = self._calls.get((kinds, threads, deltas))
         if f is None:
             from aclgen.codegen.pycall import fastcall
 
@@ -213,7 +214,7 @@ class Kernel:
                 from aclgen.codegen.threads import parallel_entry
 
                 address = parallel_entry(self, threads) or address
-            f = self._calls[(kinds, threads)] = fastcall(address, kinds, self.name)
+            f = self._calls[(kinds, threads, deltas)] = fastcall(address, kinds, self.name, deltas)
         return f
 
     @property

@@ -82,3 +82,20 @@ def test_non_arrays_and_subclasses_take_the_full_path():
     out = twice(ops.hardswish_backward, np.array(g, np.float32), np.array(g, np.float32))
     m = np.matrix(np.array([g], np.float32))
     np.testing.assert_array_equal(np.asarray(ops.hardswish_backward(m, m)).ravel(), out)
+
+
+@pytest.mark.parametrize("shape,dim", [((2, 32), -1), ((6, 8, 5), 1), ((4, 1000), 0)])
+def test_swi_glu_grad_replays_views_into_x_and_out(shape, dim):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    half = list(shape)
+    half[dim] //= 2
+    g = rng.standard_normal(half).astype(np.float32)
+    out = np.full(shape, np.nan, np.float32)
+    for _ in range(3):
+        ops.swi_glu_grad(g, x, dim, out=out)
+        assert not ref.swi_glu_grad_violations(out, g, x, dim).any()
+    assert entry.fast_key("aclnnSwiGluGrad", (g, x), out, (dim,)) in entry._fast
+    x2 = rng.standard_normal(shape).astype(np.float32)  # same geometry, new data
+    r = ops.swi_glu_grad(g, x2, dim)
+    assert not ref.swi_glu_grad_violations(r, g, x2, dim).any()

@@ -65,7 +65,7 @@ def array_data_offset() -> int | None:
     return head
 
 
-def _ir(name: str, target: int, kinds: str) -> str:
+def _ir(name: str, target: int, kinds: str, deltas: tuple[int, ...] | None = None) -> str:
     n = len(kinds)
     api = {f: f"inttoptr (i64 {_c_api(f)} to ptr)" for f in _C_API}
     none = f"inttoptr (i64 {id(None)} to ptr)"
@@ -105,7 +105,8 @@ def _ir(name: str, target: int, kinds: str) -> str:
                 f"get{i}:",
                 f"  %d{i}p = getelementptr i8, ptr %o{i}, i64 {offset}",
                 f"  %d{i} = load ptr, ptr %d{i}p",
-                f"  %v{i} = ptrtoint ptr %d{i} to i64",
+                f"  %r{i} = ptrtoint ptr %d{i} to i64",
+                f"  %v{i} = add i64 %r{i}, {deltas[i] if deltas else 0}",
                 f"  br label %{nxt}",
             ]
     values = []
@@ -144,16 +145,17 @@ def _message(kinds: str) -> str:
     return "kernel call takes (" + ", ".join(names[k] for k in kinds) + ")"
 
 
-def fastcall(address: int, kinds: str, name: str = "kernel"):
+def fastcall(address: int, kinds: str, name: str = "kernel", deltas: tuple[int, ...] | None = None):
     """A builtin function calling the kernel at `address` with arguments of `kinds` (see module
-    docstring): the last two are the i64 range, the others pointers."""
+    docstring): the last two are the i64 range, the others pointers. `deltas[i]` bytes are added
+    to array argument i's data pointer (a view at a fixed offset into it, e.g. a half of x)."""
     if "a" in kinds and array_data_offset() is None:
         raise RuntimeError("numpy's array layout is not the expected one; use int arguments")
     if len(kinds) < 3 or kinds[-2:] != "ii":
         raise ValueError("a kernel call ends with its (begin, end) ints")
     with _lock:
         symbol = f"aclgen_call_{len(_keep)}"
-        mod = llvm.parse_assembly(_ir(symbol, address, kinds))
+        mod = llvm.parse_assembly(_ir(symbol, address, kinds, deltas))
         mod.triple = host().triple
         mod.verify()
         engine = _shared_engine()

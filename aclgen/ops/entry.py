@@ -96,7 +96,7 @@ def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: 
     if target is not out:
         out[...] = target
     elif fast_key is not None:
-        _remember(fast_key, executor, len(args) - sum(1 for a in args if isinstance(a, scalars.AclScalar)) + 1, out)
+        _remember(fast_key, executor, sum(1 for a in args if isinstance(a, tensors.AclTensor)) + 1, out)
     return out
 
 
@@ -154,20 +154,28 @@ def fast(key: tuple | None, inputs: Sequence[np.ndarray], out):
     hit = _fast.get(key)
     if hit is None:
         return None
-    call, meta, numel, shape, dtype, _ = hit
+    call, meta, numel, shape, dtype, sources, _ = hit
     if out is None:
         out = np.empty(shape, dtype)
-    call(*inputs, out, meta, 0, numel)
+    if sources is None:
+        call(*inputs, out, meta, 0, numel)
+    else:  # kernel operands are views into the arrays (SwiGluGrad's halves)
+        arrays = (*inputs, out)
+        call(*[arrays[k] for k in sources], meta, 0, numel)
     return out
 
 
 def _remember(key: tuple, executor, n_arrays: int, out: np.ndarray) -> None:
     tpl = executor.template
-    if (tpl is None or executor.staging is not None or not tpl.numel
-            or [src for src, delta in tpl.sources] != list(range(n_arrays))
-            or any(delta for src, delta in tpl.sources)):
+    if tpl is None or executor.staging is not None or not tpl.numel:
+        return
+    srcs = tuple(src for src, _ in tpl.sources)
+    deltas = tuple(delta for _, delta in tpl.sources)
+    if any(src < 0 or src >= n_arrays for src in srcs):
         return
     if len(_fast) >= FAST_LIMIT:
         _fast.clear()
-    call = tpl.kernel.call("a" * n_arrays + "iii", tpl.threads)
-    _fast[key] = (call, tpl.meta_ptr, tpl.numel, out.shape, out.dtype, tpl)  # tpl keeps meta alive
+    plain = srcs == tuple(range(n_arrays)) and not any(deltas)
+    call = tpl.kernel.call("a" * len(srcs) + "iii", tpl.threads, None if plain else deltas)
+    # tpl keeps meta alive
+    _fast[key] = (call, tpl.meta_ptr, tpl.numel, out.shape, out.dtype, None if plain else srcs, tpl)
