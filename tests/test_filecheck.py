@@ -26,7 +26,7 @@ def _filecheck() -> str:
         return str(local)
     found = shutil.which("filecheck")
     if found is None:
-        pytest.skip("the filecheck executable is not installed (pip install filecheck)")
+        pytest.fail("the filecheck executable is not installed: pip install -e \".[test]\" (it is in the test extra)")
     return found
 
 
