@@ -61,6 +61,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aclgen.knobs import overridden
+
 TOOLS = ("aclgen", "numpy", "torch", "torch.compile", "numba", "numba-prange")
 PEERS = TOOLS[1:]
 PARTS = ("table", "calls", "compile")
@@ -809,20 +811,6 @@ print(json.dumps({"ms": (t1 - t0) * 1e3, "xdsl_imported": any(m == "xdsl" or m.s
 """
 
 
-@contextlib.contextmanager
-def _env(**values: str) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def aclgen_compile_ms(ops_: Sequence, reps: int) -> list[dict]:
     """A new variant (float32, rank 1, contiguous) compiled cold: no in-memory or on-disk cache."""
     from aclgen import dtypes as dt
@@ -830,7 +818,7 @@ def aclgen_compile_ms(ops_: Sequence, reps: int) -> list[dict]:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="aclgen-bench-cache-") as cache_dir:
-        with _env(ACLGEN_ALWAYS_COMPILE="1", ACLGEN_CACHE_DIR=cache_dir):
+        with overridden(ACLGEN_ALWAYS_COMPILE="1", ACLGEN_CACHE_DIR=cache_dir):
             for op in ops_:
                 variant = Variant(
                     (dt.float32,) * len(op.inputs), (dt.float32,) * len(op.outputs), 1,

@@ -20,10 +20,12 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from aclgen.knobs import overridden
 
 EXIT_OK, EXIT_ERROR = 0, 1
 _PASS_STAGES_EXCLUDED = ("dsl", "ew", "llvm-dialect", "llvm-ir", "llvm", "asm")
@@ -90,20 +92,6 @@ def _shape(spec: str) -> tuple[int, ...]:
 def _show_shape(shape: Sequence[int]) -> str:
     return "x".join(map(str, shape)) if shape else "scalar"
 
-
-@contextlib.contextmanager
-def _env(**values: str) -> Iterator[None]:
-    """Temporarily set ACLGEN_* variables (knobs are read from the environment at each call)."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _write(text: str, path: str | None) -> None:
@@ -372,7 +360,7 @@ def compare(out: np.ndarray, ref: np.ndarray) -> tuple[float, int]:
 def reference(case: Case) -> np.ndarray:
     """The case computed by the scalar, unoptimized build of the same formula (REFERENCE_ENV)."""
     ref = Case(case.op, case.args, np.empty_like(case.out))
-    with _env(**REFERENCE_ENV):
+    with overridden(**REFERENCE_ENV):
         return ref.call()
 
 
@@ -402,7 +390,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             params[name] = float(value)
         except ValueError:
             raise UserError(f"--param {item!r}: {value!r} is not a number") from None
-    with _env(ACLGEN_SOC_VERSION=args.soc) if args.soc else contextlib.nullcontext():
+    with overridden(ACLGEN_SOC_VERSION=args.soc) if args.soc else contextlib.nullcontext():
         case = make_case(op, shape, dtype, np.random.default_rng(args.seed), params)
         t = time.perf_counter()
         out = case.call()
@@ -563,7 +551,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     shape = _shape(args.shape)
     start = time.perf_counter()
-    with _env(ACLGEN_SOC_VERSION=args.soc) if args.soc else contextlib.nullcontext():
+    with overridden(ACLGEN_SOC_VERSION=args.soc) if args.soc else contextlib.nullcontext():
         soc = knobs().soc_version
         h = host()
         print(f"aclgen demo: host {h.cpu} ({h.f32_lanes} x f32 lanes), SoC profile {soc}, random shape {_show_shape(shape)}")

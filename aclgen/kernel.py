@@ -9,7 +9,6 @@ neither xDSL nor the pass pipeline, so this module imports neither.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -165,11 +164,6 @@ class StageTexts(Mapping):
         return f"StageTexts({held}{', ...' if self._fill else ''})"
 
 
-def kernel_cfunc(n_pointers: int):
-    """The ctypes prototype of `void k(ptr x n, ptr meta, i64 begin, i64 end)`."""
-    return ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (n_pointers + 1)), ctypes.c_int64, ctypes.c_int64)
-
-
 @dataclass(eq=False)
 class Kernel:
     """A compiled kernel variant: owns its JIT engine and gives the text of every stage.
@@ -230,4 +224,4 @@ class Kernel:
         self.cfunc(*pointers, meta, begin, end)
 
 
-__all__ = ["CompileError", "Kernel", "Options", "Param", "STAGES", "StageTexts", "Variant", "kernel_cfunc"]
+__all__ = ["CompileError", "Kernel", "Options", "Param", "STAGES", "StageTexts", "Variant"]

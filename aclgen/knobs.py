@@ -21,8 +21,10 @@ above changes (one dict lookup per variable), so hot paths may call it freely.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 NAMES = (
@@ -121,3 +123,18 @@ def knobs() -> Knobs:
     with _lock:
         _cached = (fp, k)
     return k
+
+
+@contextlib.contextmanager
+def overridden(**values: str) -> Iterator[None]:
+    """Temporarily set ACLGEN_* variables (settings follow the environment at each call)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -8,7 +8,6 @@ operand); `Launch` packs the launch record (aclgen.abi) once and calls the kerne
 
 from __future__ import annotations
 
-import ctypes
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass

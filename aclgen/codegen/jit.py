@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import llvmlite.binding as llvm
 
 from aclgen.codegen.target import host, new_target_machine
-from aclgen.kernel import kernel_cfunc  # noqa: F401  (historical home of the prototype)
 
 
 def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> None:

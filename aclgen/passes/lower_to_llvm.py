@@ -39,7 +39,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     f32,
-    i1,
     i16,
     i32,
     i64,
