@@ -203,13 +203,17 @@ class Kernel:
         if f is None:
             from aclgen.codegen.pycall import fastcall
 
-            address = self.address
-            if threads > 1:
-                from aclgen.codegen.threads import parallel_entry
-
-                address = parallel_entry(self, threads) or address
-            f = self._calls[(kinds, threads, deltas)] = fastcall(address, kinds, self.name, deltas)
+            f = self._calls[(kinds, threads, deltas)] = fastcall(self.entry_address(threads), kinds, self.name, deltas)
         return f
+
+    def entry_address(self, threads: int = 1) -> int:
+        """The kernel's address, or with `threads` > 1 that of a same-signature entry that splits
+        its range over the native pool (aclgen.codegen.threads), where there is one."""
+        if threads > 1:
+            from aclgen.codegen.threads import parallel_entry
+
+            return parallel_entry(self, threads) or self.address
+        return self.address
 
     @property
     def asm(self) -> str:

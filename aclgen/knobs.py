@@ -102,6 +102,14 @@ class Knobs:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+def environ_keys(names) -> tuple[dict, list] | None:
+    """(os.environ's own dict, its keys for `names`), for code that watches the variables
+    without os.environ's per-lookup encoding; None where that dict is not available."""
+    if _env_data is None:
+        return None
+    return _env_data, [os.environ.encodekey(n) for n in names]
+
+
 def fingerprint() -> tuple:
     """The raw values of every variable a setting comes from: equal tuples, equal settings."""
     d = _env_data if _env_data is not None else os.environ

@@ -13,10 +13,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 import warnings
 
-import numpy as np
 import pytest
 
 import aclgen
@@ -402,7 +400,7 @@ def test_cli_cache_info_and_clear(tmp_path):
     assert "entries:   0" in info.stdout
 
 
-def test_knobs_are_cached_until_the_environment_changes(monkeypatch):
+def test_knob_values_follow_the_environment(monkeypatch):
     a = knobs()
     assert knobs() is a
     monkeypatch.setenv("ACLGEN_CACHE_DIR", "/tmp/elsewhere")

@@ -153,9 +153,15 @@ def fastcall(address: int, kinds: str, name: str = "kernel", deltas: tuple[int, 
         raise RuntimeError("numpy's array layout is not the expected one; use int arguments")
     if len(kinds) < 3 or kinds[-2:] != "ii":
         raise ValueError("a kernel call ends with its (begin, end) ints")
+    return builtin(lambda symbol: _ir(symbol, address, kinds, deltas), name)
+
+
+def builtin(make_ir, name: str, keep=None):
+    """A builtin function from `make_ir(symbol)`, the LLVM IR of a METH_FASTCALL function named
+    `symbol`; `keep` is held as long as the code (objects whose addresses the IR embeds)."""
     with _lock:
         symbol = f"aclgen_call_{len(_keep)}"
-        mod = llvm.parse_assembly(_ir(symbol, address, kinds, deltas))
+        mod = llvm.parse_assembly(make_ir(symbol))
         mod.triple = host().triple
         mod.verify()
         engine = _shared_engine()
@@ -164,5 +170,5 @@ def fastcall(address: int, kinds: str, name: str = "kernel", deltas: tuple[int, 
         addr = engine.get_function_address(symbol)
         label = ctypes.c_char_p(name.encode())
         mdef = _MethodDef(label.value, addr, METH_FASTCALL, None)
-        _keep.append((mdef, label, mod))
+        _keep.append((mdef, label, mod, keep))
         return _new_function(ctypes.addressof(mdef), None, None)

@@ -4,11 +4,18 @@ A Python ThreadPoolExecutor hand-off costs ~100 µs here, more than a 256K-eleme
 so threads only paid for big calls. This pool's workers are ordinary daemon threads that enter
 a native loop (LLVM IR, called through aclgen.codegen.pycall, GIL released) and never come
 back to Python: they spin briefly, then sleep on a futex, waiting for a job number to change.
-A launch writes each worker's argument vector, bumps the job number, wakes the workers, runs
-its own share and waits (spin, then futex) for the others — a few microseconds in all.
 
-Each kernel gets a "packed" entry `void packed(i64 *argv)` that unpacks
-`argv = [pointers..., meta, begin, end]` and calls it, so workers need not know its arity.
+A launch cuts [begin, end) into chunks (multiples of 64 elements, a few per thread) and opens a
+job; the caller and every worker then claim chunks one at a time from a shared counter until
+none are left, and the caller waits only for chunks already claimed. So a worker that is slow
+to wake, or descheduled (another library's OpenMP threads spinning on the same cores), costs at
+most the chunk it holds: the caller runs the rest itself instead of waiting a scheduler tick.
+
+Job states live in one 64-bit word: job number (high half, the futex word) and next chunk
+(low half). Odd job numbers are open, even ones closed; a claim is a compare-and-swap that
+names the job, so a worker that wakes late for a finished job can never claim a chunk of the
+next one. Each kernel gets a "packed" entry `void packed(i64 *argv, i64 lo, i64 hi)` that
+unpacks argv = [pointers..., meta] and calls it, so workers need not know its arity.
 One launch at a time: a caller that finds the pool busy runs its whole range itself.
 """
 
@@ -27,34 +34,89 @@ from aclgen.codegen.target import host
 SYS_FUTEX = 202  # x86-64 Linux
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 SPINS = 20000  # ~tens of µs of `pause` before sleeping: launches come in bursts
-MAX_ARGS = 16
-# ctx layout (bytes): 0 job number (i32, futex), 64 finished workers (i32, futex),
-# 128 packed entry to run (i64), 136 argument vectors (i64 address), 192 sleeping workers (i32),
-# 256 main sleeping (i32): wakes are syscalls, made only when someone sleeps.
-JOB, DONE, FN, ARGV, SLEEP_W, SLEEP_M, BUSY = 0, 64, 128, 136, 192, 256, 320
+CHUNKS_PER_THREAD = 4  # balance against a slow or descheduled thread vs per-chunk cost
+MIN_CHUNK = 4096  # elements; chunks are multiples of 64 elements
+STOP = -1  # job number that makes workers return
+# ctx layout (bytes): 0 state (i64: job << 32 | next chunk; the job half at 4 is the futex word),
+# 64 finished chunks (i32, futex), 128.. the open job's packed entry, argv, begin, end, chunk
+# length and chunk count (i64 each), 192 sleeping workers (i32), 256 caller sleeping (i32),
+# 320 busy (i32): wakes are syscalls, made only when someone sleeps.
+STATE, JOB, DONE, FN, ARGV, BEGIN, END, CHUNK, NCHUNKS = 0, 4, 64, 128, 136, 144, 152, 160, 168
+SLEEP_W, SLEEP_M, BUSY = 192, 256, 320
 
 
 def _syscall() -> int:
     return ctypes.cast(ctypes.CDLL(None).syscall, ctypes.c_void_p).value
 
 
+def _field(name: str, offset: int) -> str:
+    return f"  %{name} = getelementptr i8, ptr %ctx, i64 {offset}"
+
+
 def _pool_ir() -> str:
     sc = f"inttoptr (i64 {_syscall()} to ptr)"
+    fields = "\n".join(_field(n, o) for n, o in (
+        ("statep", STATE), ("jobp", JOB), ("donep", DONE), ("fnp", FN), ("argvp", ARGV),
+        ("beginp", BEGIN), ("endp", END), ("chunkp", CHUNK), ("nchunksp", NCHUNKS),
+        ("sleepw", SLEEP_W), ("sleepm", SLEEP_M)))
     return f"""
 declare void @llvm.x86.sse2.pause()
 
-define void @aclgen_worker(ptr %ctx, ptr %unused, i64 %w, i64 %unused2) {{
+; claim and run chunks of open job %job until none are left (or the job is no longer open)
+define internal void @aclgen_claim(ptr %ctx, i64 %job) {{
 entry:
-  %jobp = getelementptr i8, ptr %ctx, i64 {JOB}
-  %donep = getelementptr i8, ptr %ctx, i64 {DONE}
-  %fnp = getelementptr i8, ptr %ctx, i64 {FN}
-  %argvp = getelementptr i8, ptr %ctx, i64 {ARGV}
-  %sleepw = getelementptr i8, ptr %ctx, i64 {SLEEP_W}
-  %sleepm = getelementptr i8, ptr %ctx, i64 {SLEEP_M}
+{fields}
+  %fn = load ptr, ptr %fnp, align 8
+  %argv = load ptr, ptr %argvp, align 8
+  %b = load i64, ptr %beginp, align 8
+  %e = load i64, ptr %endp, align 8
+  %chunk = load i64, ptr %chunkp, align 8
+  %n = load i64, ptr %nchunksp, align 8
+  br label %loop
+loop:
+  %s = load atomic i64, ptr %statep acquire, align 8
+  %sj = lshr i64 %s, 32
+  %same = icmp eq i64 %sj, %job
+  br i1 %same, label %check, label %out
+check:
+  %k = and i64 %s, 4294967295
+  %has = icmp ult i64 %k, %n
+  br i1 %has, label %cas, label %out
+cas:
+  %s1 = add i64 %s, 1
+  %pair = cmpxchg ptr %statep, i64 %s, i64 %s1 acq_rel monotonic, align 8
+  %ok = extractvalue {{ i64, i1 }} %pair, 1
+  br i1 %ok, label %run, label %loop
+run:
+  %off = mul i64 %k, %chunk
+  %lo = add i64 %b, %off
+  %hi0 = add i64 %lo, %chunk
+  %short = icmp slt i64 %hi0, %e
+  %hi = select i1 %short, i64 %hi0, i64 %e
+  call void %fn(ptr %argv, i64 %lo, i64 %hi)
+  %d0 = atomicrmw add ptr %donep, i32 1 seq_cst
+  %d1 = add i32 %d0, 1
+  %d64 = zext i32 %d1 to i64
+  %all = icmp eq i64 %d64, %n
+  br i1 %all, label %last, label %loop
+last:
+  %msleeps = load atomic i32, ptr %sleepm seq_cst, align 4
+  %mwake = icmp ne i32 %msleeps, 0
+  br i1 %mwake, label %wakemain, label %out
+wakemain:
+  %r = call i64 (i64, ...) {sc}(i64 {SYS_FUTEX}, ptr %donep, i32 {FUTEX_WAKE_PRIVATE}, i32 1, ptr null, ptr null, i32 0)
+  br label %out
+out:
+  ret void
+}}
+
+define void @aclgen_worker(ptr %ctx, i64 %unused0, i64 %unused1, i64 %unused2) {{
+entry:
+{fields}
   %first = load atomic i32, ptr %jobp acquire, align 4
   br label %wait
 wait:
-  %last = phi i32 [ %first, %entry ], [ %last, %sleep ], [ %job, %run ], [ %job, %wakemain ]
+  %last = phi i32 [ %first, %entry ], [ %last, %sleep ], [ %job, %idle ], [ %job, %run ]
   br label %spin
 spin:
   %i = phi i32 [ 0, %wait ], [ %i1, %pause ]
@@ -72,37 +134,49 @@ sleep:
   %s1 = atomicrmw sub ptr %sleepw, i32 1 seq_cst
   br label %wait
 got:
-  %stop = icmp eq i32 %job, -1
-  br i1 %stop, label %exit, label %run
+  %stop = icmp eq i32 %job, {STOP}
+  br i1 %stop, label %exit, label %check
+check:
+  %bit = and i32 %job, 1
+  %open = icmp ne i32 %bit, 0
+  br i1 %open, label %run, label %idle
+idle:
+  br label %wait
 run:
-  %fn = load ptr, ptr %fnp, align 8
-  %argv0 = load ptr, ptr %argvp, align 8
-  %off = mul i64 %w, {MAX_ARGS * 8}
-  %argv = getelementptr i8, ptr %argv0, i64 %off
-  call void %fn(ptr %argv)
-  %old = atomicrmw add ptr %donep, i32 1 seq_cst
-  %msleeps = load atomic i32, ptr %sleepm seq_cst, align 4
-  %mwake = icmp ne i32 %msleeps, 0
-  br i1 %mwake, label %wakemain, label %wait
-wakemain:
-  %r2 = call i64 (i64, ...) {sc}(i64 {SYS_FUTEX}, ptr %donep, i32 {FUTEX_WAKE_PRIVATE}, i32 1, ptr null, ptr null, i32 0)
+  %job64 = zext i32 %job to i64
+  call void @aclgen_claim(ptr %ctx, i64 %job64)
   br label %wait
 exit:
   ret void
 }}
 
-define void @aclgen_launch(ptr %ctx, ptr %fn, ptr %argv, i64 %workers, i64 %unused) {{
+define void @aclgen_launch(ptr %ctx, ptr %fn, ptr %argv, i64 %b, i64 %e, i64 %rows) {{
 entry:
-  %jobp = getelementptr i8, ptr %ctx, i64 {JOB}
-  %donep = getelementptr i8, ptr %ctx, i64 {DONE}
-  %fnp = getelementptr i8, ptr %ctx, i64 {FN}
-  %argvp = getelementptr i8, ptr %ctx, i64 {ARGV}
-  %sleepw = getelementptr i8, ptr %ctx, i64 {SLEEP_W}
-  %sleepm = getelementptr i8, ptr %ctx, i64 {SLEEP_M}
+{fields}
+  %n = sub i64 %e, %b
+  %per = mul i64 %rows, {CHUNKS_PER_THREAD}
+  %c0 = add i64 %n, %per
+  %c1 = sub i64 %c0, 1
+  %c2 = udiv i64 %c1, %per
+  %c3 = add i64 %c2, 63
+  %c4 = and i64 %c3, -64
+  %small = icmp ult i64 %c4, {MIN_CHUNK}
+  %chunk = select i1 %small, i64 {MIN_CHUNK}, i64 %c4
+  %m0 = add i64 %n, %chunk
+  %m1 = sub i64 %m0, 1
+  %nchunks = udiv i64 %m1, %chunk
   store atomic i32 0, ptr %donep monotonic, align 4
   store ptr %fn, ptr %fnp, align 8
   store ptr %argv, ptr %argvp, align 8
-  %old = atomicrmw add ptr %jobp, i32 1 seq_cst
+  store i64 %b, ptr %beginp, align 8
+  store i64 %e, ptr %endp, align 8
+  store i64 %chunk, ptr %chunkp, align 8
+  store i64 %nchunks, ptr %nchunksp, align 8
+  %closed = load atomic i32, ptr %jobp monotonic, align 4
+  %job = add i32 %closed, 1
+  %job64 = zext i32 %job to i64
+  %opened = shl i64 %job64, 32
+  %old = atomicrmw xchg ptr %statep, i64 %opened seq_cst
   %wsleeps = load atomic i32, ptr %sleepw seq_cst, align 4
   %wwake = icmp ne i32 %wsleeps, 0
   br i1 %wwake, label %wakeworkers, label %work
@@ -110,10 +184,8 @@ wakeworkers:
   %r = call i64 (i64, ...) {sc}(i64 {SYS_FUTEX}, ptr %jobp, i32 {FUTEX_WAKE_PRIVATE}, i32 2147483647, ptr null, ptr null, i32 0)
   br label %work
 work:
-  %mine = mul i64 %workers, {MAX_ARGS * 8}
-  %myargv = getelementptr i8, ptr %argv, i64 %mine
-  call void %fn(ptr %myargv)
-  %want = trunc i64 %workers to i32
+  call void @aclgen_claim(ptr %ctx, i64 %job64)
+  %want = trunc i64 %nchunks to i32
   br label %spin
 spin:
   %i = phi i32 [ 0, %work ], [ %i1, %pause ], [ 0, %awake ]
@@ -126,7 +198,7 @@ pause:
   %more = icmp slt i32 %i1, {SPINS}
   br i1 %more, label %spin, label %sleep
 sleep:
-  %m0 = atomicrmw add ptr %sleepm, i32 1 seq_cst
+  %m2 = atomicrmw add ptr %sleepm, i32 1 seq_cst
   %d2 = load atomic i32, ptr %donep seq_cst, align 4
   %all2 = icmp eq i32 %d2, %want
   br i1 %all2, label %awake, label %block
@@ -134,37 +206,38 @@ block:
   %r2 = call i64 (i64, ...) {sc}(i64 {SYS_FUTEX}, ptr %donep, i32 {FUTEX_WAIT_PRIVATE}, i32 %d2, ptr null, ptr null, i32 0)
   br label %awake
 awake:
-  %m1 = atomicrmw sub ptr %sleepm, i32 1 seq_cst
+  %m3 = atomicrmw sub ptr %sleepm, i32 1 seq_cst
   br label %spin
 exit:
+  %next = add i64 %job64, 1
+  %closing = shl i64 %next, 32
+  %old2 = atomicrmw xchg ptr %statep, i64 %closing seq_cst
   ret void
 }}
 """
 
 
 def packed_ir(name: str, kernel: int, n_ptrs: int) -> str:
-    """`void name(i64 *argv)`: call the kernel at `kernel` with argv = [n_ptrs pointers, begin, end]."""
+    """`void name(i64 *argv, i64 lo, i64 hi)`: call the kernel at `kernel` with argv's n_ptrs
+    pointers (operands, then the launch record) and [lo, hi)."""
     body, args = [], []
-    for i in range(n_ptrs + 2):
+    for i in range(n_ptrs):
         body.append(f"  %a{i}p = getelementptr i64, ptr %argv, i64 {i}")
         body.append(f"  %a{i} = load i64, ptr %a{i}p, align 8")
-        if i < n_ptrs:
-            body.append(f"  %p{i} = inttoptr i64 %a{i} to ptr")
-            args.append(f"ptr %p{i}")
-        else:
-            args.append(f"i64 %a{i}")
+        body.append(f"  %p{i} = inttoptr i64 %a{i} to ptr")
+        args.append(f"ptr %p{i}")
+    args += ["i64 %lo", "i64 %hi"]
     body.append(f"  call void inttoptr (i64 {kernel} to ptr)({', '.join(args)})")
-    return f"define void @{name}(ptr %argv) {{\n" + "\n".join(body) + "\n  ret void\n}\n"
+    return f"define void @{name}(ptr %argv, i64 %lo, i64 %hi) {{\n" + "\n".join(body) + "\n  ret void\n}\n"
 
 
 class Pool:
-    """`workers` native threads plus the caller; `run(packed, argv)` splits one launch."""
+    """`workers` native threads plus the caller, claiming the chunks of one launch at a time."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self.ctx = np.zeros(64, np.int64)
         self.ctx_ptr = self.ctx.ctypes.data
-        self.lock = threading.Lock()
         self.pid = os.getpid()
         mod = _module(_pool_ir())
         engine = pycall._shared_engine()
@@ -172,27 +245,15 @@ class Pool:
             engine.add_module(mod)
             engine.finalize_object()
             worker = engine.get_function_address("aclgen_worker")
-            launch = engine.get_function_address("aclgen_launch")
+            self.launch_address = engine.get_function_address("aclgen_launch")
         pycall._keep.append(mod)
         self._worker = pycall.fastcall(worker, "iiii", "aclgen_worker")
-        self.launch_address = launch
-        self.launch = pycall.fastcall(launch, "iiiii", "aclgen_launch")
         self.threads = [
-            threading.Thread(target=self._worker, args=(self.ctx_ptr, 0, w, 0), daemon=True, name=f"aclgen-{w}")
+            threading.Thread(target=self._worker, args=(self.ctx_ptr, 0, 0, 0), daemon=True, name=f"aclgen-{w}")
             for w in range(workers)
         ]
         for t in self.threads:
             t.start()
-
-    def run(self, packed: int, argv: np.ndarray) -> bool:
-        """Run `argv` (workers + 1 rows) on the pool; False (nothing run) when it is busy."""
-        if not self.lock.acquire(blocking=False):
-            return False
-        try:
-            self.launch(self.ctx_ptr, packed, argv.ctypes.data, self.workers, 0)
-        finally:
-            self.lock.release()
-        return True
 
 
 def _module(ir: str) -> llvm.ModuleRef:
@@ -220,75 +281,52 @@ def pool(threads: int) -> Pool | None:
         return _pool
 
 
+def _add(name: str, ir: str, keep) -> int:
+    mod = _module(ir)
+    engine = pycall._shared_engine()
+    with pycall._lock:
+        engine.add_module(mod)
+        engine.finalize_object()
+        addr = engine.get_function_address(name)
+        pycall._keep.append((mod, keep))
+    return addr
+
+
 def packed_entry(kernel) -> int:
-    """Address of the kernel's `packed(argv)` entry (made once per kernel)."""
+    """Address of the kernel's `packed(argv, lo, hi)` entry (made once per kernel)."""
     addr = getattr(kernel, "_packed", None)
     if addr is None:
         name = f"aclgen_packed_{len(pycall._keep)}"
-        mod = _module(packed_ir(name, kernel.address, kernel.meta_layout.n_operands + 1))
-        engine = pycall._shared_engine()
-        with pycall._lock:
-            engine.add_module(mod)
-            engine.finalize_object()
-            addr = engine.get_function_address(name)
-            pycall._keep.append(mod)
-        kernel._packed = addr
+        addr = kernel._packed = _add(name, packed_ir(name, kernel.address, kernel.meta_layout.n_operands + 1), None)
     return addr
 
 
 def parallel_ir(name: str, kernel: int, packed: int, n_ptrs: int, p: Pool) -> str:
-    """`name` has the kernel's own signature and runs [begin, end) on the pool: the caller takes
-    the first chunk, worker w chunk w + 1 (chunks are multiples of 64 elements). If the pool is
-    busy (another thread's launch), the caller runs the whole range itself."""
-    rows = p.workers + 1
+    """`name` has the kernel's own signature and runs [begin, end) on the pool, chunk by chunk.
+    If the pool is busy (another thread's launch), the caller runs the whole range itself."""
     params = ", ".join([f"ptr %p{i}" for i in range(n_ptrs)] + ["i64 %b", "i64 %e"])
-    direct = ", ".join([f"ptr %p{i}" for i in range(n_ptrs)] + ["i64 %b", "i64 %e"])
-    busy = p.ctx_ptr + BUSY
+    busy = f"inttoptr (i64 {p.ctx_ptr + BUSY} to ptr)"
     lines = [
         f"define void @{name}({params}) {{",
         "entry:",
-        f"  %prev = atomicrmw xchg ptr inttoptr (i64 {busy} to ptr), i32 1 acquire",
+        f"  %prev = atomicrmw xchg ptr {busy}, i32 1 acquire",
         "  %free = icmp eq i32 %prev, 0",
         "  br i1 %free, label %split, label %alone",
         "alone:",
-        f"  call void inttoptr (i64 {kernel} to ptr)({direct})",
+        f"  call void inttoptr (i64 {kernel} to ptr)({params})",
         "  ret void",
         "split:",
-        f"  %argv = alloca [{rows * MAX_ARGS} x i64], align 64",
-        "  %n = sub i64 %e, %b",
-        f"  %n1 = add i64 %n, {rows - 1}",
-        f"  %c0 = sdiv i64 %n1, {rows}",
-        "  %c1 = add i64 %c0, 63",
-        "  %chunk = and i64 %c1, -64",
+        f"  %argv = alloca [{n_ptrs} x i64], align 64",
     ]
-    for r in range(rows):
-        # row r runs chunk (r + 1) % rows: workers 0..W-1 take chunks 1..W, the caller chunk 0
-        k = (r + 1) % rows
+    for i in range(n_ptrs):
         lines += [
-            f"  %lo{r}.raw = mul i64 %chunk, {k}",
-            f"  %lo{r}.b = add i64 %b, %lo{r}.raw",
-            f"  %lo{r}.c = icmp slt i64 %lo{r}.b, %e",
-            f"  %lo{r} = select i1 %lo{r}.c, i64 %lo{r}.b, i64 %e",
-            f"  %hi{r}.b = add i64 %lo{r}, %chunk",
-            f"  %hi{r}.c = icmp slt i64 %hi{r}.b, %e",
-            f"  %hi{r} = select i1 %hi{r}.c, i64 %hi{r}.b, i64 %e",
-        ]
-        for i in range(n_ptrs):
-            lines += [
-                f"  %s{r}.{i} = getelementptr i64, ptr %argv, i64 {r * MAX_ARGS + i}",
-                f"  %v{r}.{i} = ptrtoint ptr %p{i} to i64",
-                f"  store i64 %v{r}.{i}, ptr %s{r}.{i}, align 8",
-            ]
-        lines += [
-            f"  %s{r}.lo = getelementptr i64, ptr %argv, i64 {r * MAX_ARGS + n_ptrs}",
-            f"  store i64 %lo{r}, ptr %s{r}.lo, align 8",
-            f"  %s{r}.hi = getelementptr i64, ptr %argv, i64 {r * MAX_ARGS + n_ptrs + 1}",
-            f"  store i64 %hi{r}, ptr %s{r}.hi, align 8",
+            f"  %s{i} = getelementptr i64, ptr %argv, i64 {i}",
+            f"  store ptr %p{i}, ptr %s{i}, align 8",
         ]
     lines += [
         f"  call void inttoptr (i64 {p.launch_address} to ptr)(ptr inttoptr (i64 {p.ctx_ptr} to ptr), "
-        f"ptr inttoptr (i64 {packed} to ptr), ptr %argv, i64 {p.workers}, i64 0)",
-        f"  store atomic i32 0, ptr inttoptr (i64 {busy} to ptr) release, align 4",
+        f"ptr inttoptr (i64 {packed} to ptr), ptr %argv, i64 %b, i64 %e, i64 {p.workers + 1})",
+        f"  store atomic i32 0, ptr {busy} release, align 4",
         "  ret void",
         "}",
     ]
@@ -307,12 +345,6 @@ def parallel_entry(kernel, threads: int) -> int | None:
     if addr is None:
         packed = packed_entry(kernel)
         name = f"aclgen_parallel_{len(pycall._keep)}"
-        mod = _module(parallel_ir(name, kernel.address, packed, kernel.meta_layout.n_operands + 1, p))
-        engine = pycall._shared_engine()
-        with pycall._lock:
-            engine.add_module(mod)
-            engine.finalize_object()
-            addr = engine.get_function_address(name)
-            pycall._keep.append((mod, p))  # the pool must outlive code that names its context
-        cache[key] = addr
+        # the pool must outlive code that names its context
+        addr = cache[key] = _add(name, parallel_ir(name, kernel.address, packed, kernel.meta_layout.n_operands + 1, p), p)
     return addr

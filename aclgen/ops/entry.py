@@ -12,12 +12,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from aclgen.codegen import replay as guarded
+from aclgen.knobs import environ_keys
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
 from aclgen.runtime import scalar as scalars
 from aclgen.runtime import tensor as tensors
 from aclgen.runtime.errors import AclError
-from aclgen.runtime.soc import settings_fingerprint
+from aclgen.runtime.soc import on_settings_change
 
 
 class OperatorError(ValueError):
@@ -75,10 +77,12 @@ def output(api: str, name: str, out, shape: tuple[int, ...], dtype) -> np.ndarra
     return out
 
 
-def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: str, fast_key=None) -> np.ndarray:
+def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: str,
+        arrays: Sequence | None = None, params: tuple = ()) -> np.ndarray:
     """Call `binding(*args, out)` (the operator's GetWorkspaceSize check and plan) and run the
-    executor now, with a workspace from the runtime if the plan stages data. `fast_key` (from
-    `fast_key()`): remember the plan, when it allows, for `fast()` to replay."""
+    executor now, with a workspace from the runtime if the plan stages data. `arrays` (the input
+    arrays behind args' tensors) and `params` (the call's Python parameters): record the call,
+    when it allows, for `replay` (aclgen.codegen.replay)."""
     target = out if _representable(out) else np.empty(out.shape, out.dtype)
     out_t = tensor(api, out_name, target)
     if not out.flags.writeable:
@@ -95,87 +99,57 @@ def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: 
         raise OperatorError(e.message, e.status) from None
     if target is not out:
         out[...] = target
-    elif fast_key is not None:
-        _remember(fast_key, executor, sum(1 for a in args if isinstance(a, tensors.AclTensor)) + 1, out)
+    elif arrays is not None:
+        _record(api, executor, [t for t in args if isinstance(t, tensors.AclTensor)], arrays, params, out)
     return out
 
 
 # ----------------------------------------------------------------------------------------------
-# The fast path: a call whose geometry (shapes, strides, dtypes, aliasing), parameters and
-# settings equal those of an earlier call that passed every check and ran unstaged replays
-# that plan: the kernel reads the arrays' data pointers itself
-# (aclgen.codegen.pycall), so a 1K call costs about a microsecond.
+# Replay: a call that passed every check and ran unstaged is recorded as a guarded builtin
+# (aclgen.codegen.replay) that re-runs its kernel whenever a later call has the same geometry,
+# dtypes, aliasing, parameters and settings — a 1K call then costs well under a microsecond.
 # ----------------------------------------------------------------------------------------------
 
-_fast: dict[tuple, tuple] = {}
-FAST_LIMIT = 4096
+_replays: dict[str, list[tuple]] = {}  # api -> [(builtin, out shape, out dtype)], newest first
+REPLAYS_PER_API = 8
+# the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
+PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
+              "ACLGEN_SOC_VERSION")
 
 
-def _shares(out: np.ndarray, inputs: Sequence[np.ndarray]) -> tuple | None:
-    """Per input: True when it is `out` itself (exact in place), False when disjoint; None when
-    they may partly overlap (left to the full path, which stages)."""
-    alias = []
-    for a in inputs:
-        if a is out:
-            alias.append(True)
-        elif (a.base is None and out.base is None) or not np.may_share_memory(a, out):
-            alias.append(False)
-        else:
-            return None
-    return tuple(alias)
+def replay(api: str, arrays: tuple, params: tuple, out):
+    """Re-run a recorded call of `api` whose guards hold for these arguments: the output, or
+    None (the caller then takes the full path)."""
+    for call, shape, dtype in _replays.get(api, ()):
+        done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
+        if done is not None:
+            return done
+    return None
 
 
-def fast_key(api: str, inputs: Sequence, out, extra: tuple) -> tuple | None:
-    """The replay key of a call (flat: hashing nested tuples costs), or None when it can't
-    take the fast path."""
-    nd = np.ndarray
-    if len(inputs) == 2:  # every operator with a fast path: spelled out, this is the hot path
-        a, b = inputs
-        if type(a) is not nd or type(b) is not nd:
-            return None
-        key = (api, extra, settings_fingerprint(), a.shape, a.strides, a.dtype, b.shape, b.strides, b.dtype)
-    else:
-        for a in inputs:
-            if type(a) is not nd:
-                return None
-        key = (api, extra, settings_fingerprint(), *[(a.shape, a.strides, a.dtype) for a in inputs])
-    if out is None:
-        return key
-    if type(out) is not nd or not out.flags.writeable:
-        return None
-    alias = _shares(out, inputs)
-    if alias is None:
-        return None
-    return (*key, out.shape, out.strides, out.dtype, alias)
+def forget() -> None:
+    """Drop every recorded call (the SoC profile changed: plans may differ)."""
+    _replays.clear()
 
 
-def fast(key: tuple | None, inputs: Sequence[np.ndarray], out):
-    """Replay a remembered plan (returns the output), or None on a miss."""
-    hit = _fast.get(key)
-    if hit is None:
-        return None
-    call, meta, numel, shape, dtype, sources, _ = hit
-    if out is None:
-        out = np.empty(shape, dtype)
-    if sources is None:
-        call(*inputs, out, meta, 0, numel)
-    else:  # kernel operands are views into the arrays (SwiGluGrad's halves)
-        arrays = (*inputs, out)
-        call(*[arrays[k] for k in sources], meta, 0, numel)
-    return out
+on_settings_change(forget)
 
 
-def _remember(key: tuple, executor, n_arrays: int, out: np.ndarray) -> None:
+def _record(api: str, executor, tensors_in: list, arrays: Sequence, params: tuple, out: np.ndarray) -> None:
     tpl = executor.template
-    if tpl is None or executor.staging is not None or not tpl.numel:
+    env = environ_keys(PLAN_KNOBS)
+    if (tpl is None or executor.staging is not None or not tpl.numel or env is None
+            or not guarded.available() or len(tensors_in) != len(arrays)):
         return
-    srcs = tuple(src for src, _ in tpl.sources)
-    deltas = tuple(delta for _, delta in tpl.sources)
-    if any(src < 0 or src >= n_arrays for src in srcs):
+    for t, a in zip(tensors_in, arrays):
+        if t.owner is not a or type(a) is not np.ndarray or not a.flags.aligned:  # copied, or exotic
+            return
+    if type(out) is not np.ndarray or not out.flags.aligned or any(type(p) not in (int, float) for p in params):
         return
-    if len(_fast) >= FAST_LIMIT:
-        _fast.clear()
-    plain = srcs == tuple(range(n_arrays)) and not any(deltas)
-    call = tpl.kernel.call("a" * len(srcs) + "iii", tpl.threads, None if plain else deltas)
-    # tpl keeps meta alive
-    _fast[key] = (call, tpl.meta_ptr, tpl.numel, out.shape, out.dtype, None if plain else srcs, tpl)
+    record = guarded.Record([*arrays, out], params, env, tpl.kernel.entry_address(tpl.threads), tpl.sources,
+                            tpl.meta_ptr, tpl.numel)
+    record.template = tpl  # keeps the launch record (meta) and the kernel alive
+    call = guarded.entry(record, api)
+    entries = _replays.setdefault(api, [])
+    entries.insert(0, (call, out.shape, out.dtype))
+    del entries[REPLAYS_PER_API:]

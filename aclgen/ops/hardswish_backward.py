@@ -70,12 +70,11 @@ def get_workspace_size(grad_output, self, out):
 
 def hardswish_backward(grad_output, self, out=None):
     """The gradient of hardswish at `self` applied to `grad_output` (same shapes and dtypes)."""
-    key = entry.fast_key(API, (grad_output, self), out, ())
-    done = entry.fast(key, (grad_output, self), out)
+    done = entry.replay(API, (grad_output, self), (), out)
     if done is not None:
         return done
     g, x = entry.array(grad_output), entry.array(self)
     dtype = g.dtype if g is not None else None
     out = entry.output(API, "out", out, entry.shape_of(g), dtype)
     args = [entry.tensor(API, "gradOutput", g), entry.tensor(API, "self", x)]
-    return entry.run(get_workspace_size, API, args, out, "out", key)
+    return entry.run(get_workspace_size, API, args, out, "out", (g, x), ())

@@ -69,11 +69,10 @@ def get_workspace_size(grad_output, result, grad_input):
 
 def selu_backward(grad_output, result, out=None):
     """The gradient of SELU given its forward `result`, applied to `grad_output`."""
-    key = entry.fast_key(API, (grad_output, result), out, ())
-    done = entry.fast(key, (grad_output, result), out)
+    done = entry.replay(API, (grad_output, result), (), out)
     if done is not None:
         return done
     g, y = entry.array(grad_output), entry.array(result)
     out = entry.output(API, "gradInput", out, entry.shape_of(g), g.dtype if g is not None else None)
     args = [entry.tensor(API, "gradOutput", g), entry.tensor(API, "result", y)]
-    return entry.run(get_workspace_size, API, args, out, "gradInput", key)
+    return entry.run(get_workspace_size, API, args, out, "gradInput", (g, y), ())

@@ -87,8 +87,7 @@ def get_workspace_size(grad_output, self, lambd, grad_input):
 
 def softshrink_backward(grad_output, self, lambd, out=None):
     """The gradient of softshrink(lambd) at `self` applied to `grad_output` (broadcasting)."""
-    key = entry.fast_key(API, (grad_output, self), out, (lambd,)) if type(lambd) in (int, float) else None
-    done = entry.fast(key, (grad_output, self), out)
+    done = entry.replay(API, (grad_output, self), (lambd,), out)
     if done is not None:
         return done
     g, x = entry.array(grad_output), entry.array(self)
@@ -101,4 +100,4 @@ def softshrink_backward(grad_output, self, lambd, out=None):
         dtype = result_dtype(g.dtype, x.dtype)
     out = entry.output(API, "gradInput", out, shape, dtype)
     args = [entry.tensor(API, "gradOutput", g), entry.tensor(API, "self", x), entry.scalar(lambd)]
-    return entry.run(get_workspace_size, API, args, out, "gradInput", key)
+    return entry.run(get_workspace_size, API, args, out, "gradInput", (g, x), (lambd,))

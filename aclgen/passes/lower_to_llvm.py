@@ -126,7 +126,11 @@ class FuncLowering:
         if isinstance(s, Float32Type):
             return x
         if isinstance(s, Float16Type):
-            return self.emit(llvm.FPExtOp(x, like(src, f32)))
+            # fenced: else InstCombine folds `fcmp (fpext x), C` into an f16 compare, which x86
+            # promotes back with the mask narrowed to i16 lanes and widened again (4 extra
+            # shuffles per compare in the vector loop)
+            wide = self.emit(llvm.FPExtOp(x, like(src, f32)))
+            return self.intrinsic(f"llvm.arithmetic.fence.{_suffix(wide.type)}", [wide], wide.type)
         if isinstance(s, BFloat16Type):
             wide = self.emit(llvm.ZExtOp(x, like(src, i32)))
             bits = self.emit(llvm.ShlOp(wide, self.const(16, like(src, i32))))

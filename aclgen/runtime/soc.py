@@ -36,9 +36,6 @@ def _read_fingerprint() -> tuple:
     return (fingerprint(), _override)
 
 
-settings_fingerprint = _read_fingerprint  # equal values: equal settings (the entry fast path keys on it)
-
-
 def _derive() -> Settings:
     global _generation
     # Not at module level: aclgen.ops imports the checks, which import this module.
@@ -73,6 +70,15 @@ def settings() -> Settings:
     return _settings
 
 
+_listeners: list = []
+
+
+def on_settings_change(callback) -> None:
+    """Call `callback()` whenever `set_soc_version` changes the profile (environment changes
+    are seen through the fingerprint instead)."""
+    _listeners.append(callback)
+
+
 def set_soc_version(name: str | None) -> bool:
     """Choose the profile for this process (None: back to the environment). False if unknown."""
     global _override
@@ -81,6 +87,8 @@ def set_soc_version(name: str | None) -> bool:
     if name is not None and name not in SOCS:
         return False
     _override = name
+    for callback in _listeners:
+        callback()
     return True
 
 

@@ -1,0 +1,205 @@
+"""Guarded replay (aclgen.codegen.replay): every guard that fails sends the call down the full
+path, which checks it and computes it right; a guard that holds re-runs the recorded kernel."""
+
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import aclgen.ops as ops
+from aclgen import acl
+from aclgen.codegen import replay as guarded
+from aclgen.ops import entry
+from aclgen.ops.entry import OperatorError
+from tests import reference as ref
+
+pytestmark = pytest.mark.skipif(not guarded.available(), reason="numpy's array layout is not the probed one")
+HS = "aclnnHardswishBackward"
+
+
+def data(n, seed=0, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(n) * 4).astype(dtype), (rng.standard_normal(n) * 4).astype(dtype)
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    entry.forget()
+    yield
+    entry.forget()
+
+
+def recorded(g, x, out, params=(), api=HS):
+    """Whether a replay of these arguments runs (guards hold), on a scratch copy of `out`."""
+    return entry.replay(api, (g, x), params, out) is not None
+
+
+def test_a_checked_call_is_recorded_and_replays_new_data():
+    g, x = data(1000)
+    out = np.empty_like(g)
+    ops.hardswish_backward(g, x, out=out)
+    assert recorded(g, x, out)
+    g2, x2 = data(1000, seed=1)
+    out2 = np.empty_like(g)
+    assert entry.replay(HS, (g2, x2), (), out2) is out2
+    np.testing.assert_array_equal(out2, ref.hardswish_backward(g2, x2))
+
+
+@pytest.mark.parametrize("change", ["dtype", "size", "rank", "stride", "offset_view", "subclass", "list"])
+def test_geometry_guards(change):
+    g, x = data(64)
+    out = np.empty_like(g)
+    ops.hardswish_backward(g, x, out=out)
+    big_g, big_x = data(128, seed=3)
+    if change == "dtype":
+        g2, x2, out2 = g.astype(np.float16), x.astype(np.float16), np.empty(64, np.float16)
+    elif change == "size":
+        g2, x2, out2 = g[:63].copy(), x[:63].copy(), np.empty(63, np.float32)
+    elif change == "rank":
+        g2, x2, out2 = g.reshape(8, 8), x.reshape(8, 8), np.empty((8, 8), np.float32)
+    elif change == "stride":
+        g2, x2, out2 = big_g[::2], big_x[::2], np.empty(64, np.float32)
+    elif change == "offset_view":  # same geometry as recorded: replays, reading from the view
+        g2, x2, out2 = big_g[3:67], big_x[5:69], np.empty(64, np.float32)
+    elif change == "subclass":
+        g2, x2, out2 = np.matrix(g), np.matrix(x), np.empty((1, 64), np.float32)
+    else:
+        g2, x2, out2 = list(g), list(x), np.empty(64, np.float32)
+    hit = entry.replay(HS, (g2, x2), (), out2) is not None
+    assert hit == (change == "offset_view")
+    got = ops.hardswish_backward(g2, x2, out=out2)
+    want = ref.hardswish_backward(np.asarray(g2, dtype=out2.dtype), np.asarray(x2, dtype=out2.dtype))
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_copied_inputs_are_never_recorded():
+    """Reversed views are copied for aclTensor (negative strides): the plan is for the copy."""
+    g, x = data(1000)
+    out = np.empty_like(g)
+    for _ in range(3):
+        ops.hardswish_backward(g[::-1], x[::-1], out=out)
+        np.testing.assert_array_equal(out, ref.hardswish_backward(g[::-1], x[::-1]))
+    assert not entry._replays
+
+
+def test_reversed_output_is_written_back_every_time():
+    g, x = data(100)
+    base = np.zeros(100, np.float32)
+    for _ in range(3):
+        ops.hardswish_backward(g, x, out=base[::-1])
+        np.testing.assert_array_equal(base[::-1], ref.hardswish_backward(g, x))
+
+
+def test_readonly_or_wrong_output_is_refused():
+    g, x = data(32)
+    out = np.empty_like(g)
+    ops.hardswish_backward(g, x, out=out)
+    ro = np.empty_like(g)
+    ro.flags.writeable = False
+    assert not recorded(g, x, ro)
+    with pytest.raises(OperatorError):
+        ops.hardswish_backward(g, x, out=ro)
+
+
+def test_aliasing_guards():
+    g, x = data(200)
+    want = ref.hardswish_backward(g, x)
+    out = np.empty_like(g)
+    ops.hardswish_backward(g, x, out=out)  # recorded with a disjoint output
+    g1 = g.copy()
+    assert not recorded(g1, x, g1)  # now out is gradOutput itself: another plan
+    ops.hardswish_backward(g1, x, out=g1)
+    np.testing.assert_array_equal(g1, want)
+    g2 = g.copy()
+    assert recorded(g2, x, g2)  # the in-place call was recorded as such
+    np.testing.assert_array_equal(g2, want)
+    buf = np.concatenate([g, np.zeros(1, np.float32)])  # partial overlap: staged, never replayed
+    assert not recorded(buf[:-1], x, buf[1:])
+    ops.hardswish_backward(buf[:-1], x, out=buf[1:])
+    np.testing.assert_array_equal(buf[1:], want)
+    assert not any(entry.replay(HS, (buf[:-1], x), (), buf[1:]) is not None for _ in range(1))
+
+
+@pytest.mark.parametrize("first,second", [(0.5, 0.25), (0.0, -0.0), (1, 1.0), (0.5, np.float32(0.5)), (2, 3)])
+def test_parameter_guards(first, second):
+    g, x = data(300)
+    out = np.empty_like(g)
+    ops.threshold_backward(g, x, first, out=out)
+    assert recorded(g, x, out, (first,), "aclnnThresholdBackward")
+    assert not recorded(g, x, out, (second,), "aclnnThresholdBackward")
+    got = ops.threshold_backward(g, x, second)
+    np.testing.assert_array_equal(got, ref.threshold_backward(g, x, np.float32(second)))
+
+
+def test_bad_parameter_after_a_replay_still_fails():
+    g, x = data(16)
+    ops.softshrink_backward(g, x, 0.5)
+    with pytest.raises(OperatorError):
+        ops.softshrink_backward(g, x, -1.0)
+
+
+def test_environment_change_is_a_miss(monkeypatch):
+    g, x = data(50000)
+    out = np.empty_like(g)
+    ops.hardswish_backward(g, x, out=out)
+    assert recorded(g, x, out)
+    monkeypatch.setenv("ACLGEN_THREADS", "1")
+    assert not recorded(g, x, out)
+    ops.hardswish_backward(g, x, out=out)
+    assert recorded(g, x, out)
+    np.testing.assert_array_equal(out, ref.hardswish_backward(g, x))
+    os.environ["ACLGEN_THREADS"] = "1"  # the same value again: a hit or a (safe) miss, both right
+    r = entry.replay(HS, (g, x), (), out)
+    assert r is None or r is out
+    monkeypatch.delenv("ACLGEN_THREADS")
+    assert recorded(g, x, out)  # the first record, made with the variable unset, holds again
+    np.testing.assert_array_equal(out, ref.hardswish_backward(g, x))
+    monkeypatch.setenv("ACLGEN_CACHE_DIR", os.environ.get("ACLGEN_CACHE_DIR", "/tmp/x"))  # not a plan knob
+    ops.hardswish_backward(g, x, out=out)
+    assert recorded(g, x, out)
+
+
+def test_soc_change_forgets_recorded_calls():
+    g = np.ones(16, ml_dtypes.bfloat16)
+    ops.hardswish_backward(g, g)
+    assert entry._replays
+    try:
+        assert acl.set_soc_version("Ascend910") == 0
+        assert not entry._replays
+        with pytest.raises(OperatorError) as info:
+            ops.hardswish_backward(g, g)
+        assert info.value.status == 161002
+    finally:
+        acl.set_soc_version("Ascend910B")
+
+
+def test_unaligned_arrays_take_the_full_path():
+    buf = np.zeros(4 * 100 + 1, np.uint8)
+    g = np.frombuffer(buf.data, np.float32, count=100, offset=1)
+    assert not g.flags.aligned
+    x = np.linspace(-4, 4, 100, dtype=np.float32)
+    for _ in range(2):
+        got = ops.hardswish_backward(g, x)
+        np.testing.assert_array_equal(got, ref.hardswish_backward(g, x))
+
+
+def test_swi_glu_grad_dim_guard():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    g0 = rng.standard_normal((3, 8)).astype(np.float32)
+    ops.swi_glu_grad(g0, x, 0)
+    assert recorded(g0, x, np.empty_like(x), (0,), "aclnnSwiGluGrad")
+    assert not recorded(g0, x, np.empty_like(x), (-2,), "aclnnSwiGluGrad")  # same axis, other spelling
+    r = ops.swi_glu_grad(g0, x, -2)
+    assert not ref.swi_glu_grad_violations(r, g0, x, 0).any()
+    with pytest.raises(OperatorError):
+        ops.swi_glu_grad(g0, x, 1)  # shapes no longer fit
+
+
+def test_replays_per_api_are_bounded_and_newest_first():
+    for n in range(1, entry.REPLAYS_PER_API + 4):
+        g, x = data(n)
+        ops.hardswish_backward(g, x)
+    assert len(entry._replays[HS]) == entry.REPLAYS_PER_API
+    assert entry._replays[HS][0][1] == (entry.REPLAYS_PER_API + 3,)
