@@ -24,11 +24,13 @@ How it times. Warm-up first (compiles, first-touch of memory, calibration of the
 sample lasts about `--target-ms`), then `--rounds` rounds; a round times one sample of every tool,
 in an order that rotates from round to round, so slow drifts of a shared, noisy machine hit every
 tool alike. A sample is the mean per call over its repetitions; a tool's time is the median of its
-samples. The garbage collector is off while timing. Before each sample the process idles for
-`SETTLE_S` (50 ms): OpenMP runtimes (torch, numba prange) keep their worker threads spinning for
-up to tens of milliseconds after a parallel region, and on a two-core machine those spinning
-threads would slow whichever tool is timed next (measured: aclgen's 1M calls 40 ms long at 1.4x
-their time, numba prange's after torch likewise) — the pause times each tool on its own cores.
+samples. The garbage collector is off while timing. Each sample follows `SETTLE_S` (50 ms) of
+untimed calls of the same tool: OpenMP runtimes (torch, numba prange) keep their worker threads
+spinning for up to tens of milliseconds after a parallel region, and on a two-core machine those
+threads slow whichever tool runs next (measured: aclgen's 1M calls at 1.4x their time for 40 ms
+after torch's); idling instead lets the cores drop to a slow state that takes ~20-40 ms to
+leave (2x slower samples right after a pause). The lead-in times each tool on warm cores of its
+own.
 
 Bandwidth. Bytes per call = inputs + output (each read or written once; write-allocate traffic is
 not counted, as in STREAM). The reference is a triad `a = b + s·c` over float32 arrays of the same
@@ -523,12 +525,21 @@ def sample(fn: Callable[[], object], reps: int) -> float:
     return (time.perf_counter() - t) / reps
 
 
-SETTLE_S = 0.05  # idle time before each sample: the previous tool's spinning threads go to sleep
+SETTLE_S = 0.05  # untimed calls before each sample: the previous tool's threads quiet down
+
+
+def lead_in(fn: Callable[[], object], seconds: float) -> None:
+    """Call `fn` untimed for about `seconds` (at least once)."""
+    end = time.perf_counter() + seconds
+    fn()
+    while time.perf_counter() < end:
+        fn()
+
 
 
 def interleaved(fns: dict[str, Callable[[], object]], rounds: int, target_s: float) -> dict[str, list[float]]:
     """Per-call seconds of each function, one sample per round, rotating the order each round,
-    each sample after `SETTLE_S` of idling."""
+    each sample after `SETTLE_S` of untimed calls."""
     reps = {name: calibrate(fn, target_s) for name, fn in fns.items()}
     names = list(fns)
     samples: dict[str, list[float]] = {name: [] for name in names}
@@ -536,7 +547,7 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int, target_s: flo
         for r in range(rounds):
             k = r % len(names)
             for name in names[k:] + names[:k]:
-                time.sleep(SETTLE_S)
+                lead_in(fns[name], SETTLE_S)
                 samples[name].append(sample(fns[name], reps[name]))
     return samples
 
