@@ -203,3 +203,38 @@ def test_replays_per_api_are_bounded_and_newest_first():
         ops.hardswish_backward(g, x)
     assert len(entry._replays[HS]) == entry.REPLAYS_PER_API
     assert entry._replays[HS][0][1] == (entry.REPLAYS_PER_API + 3,)
+
+
+def test_a_hit_moves_to_the_front():
+    arrays = [data(n) for n in (10, 20, 30)]
+    for g, x in arrays:
+        ops.hardswish_backward(g, x)
+    assert [e[1] for e in entry._replays[HS]] == [(30,), (20,), (10,)]
+    g, x = arrays[0]
+    np.testing.assert_array_equal(ops.hardswish_backward(g, x), ref.hardswish_backward(g, x))
+    assert [e[1] for e in entry._replays[HS]] == [(10,), (30,), (20,)]
+
+
+def test_many_geometries_replay_from_the_geometry_dict():
+    pairs = [data(n, seed=n) for n in range(1, 3 * entry.REPLAYS_PER_API)]
+    for g, x in pairs:
+        ops.hardswish_backward(g, x)
+    g, x = pairs[0]  # long out of the MRU list
+    assert recorded(g, x, np.empty_like(g))
+    assert entry._replays[HS][0][1] == g.shape  # back at the front
+    for g, x in pairs:
+        np.testing.assert_array_equal(ops.hardswish_backward(g, x), ref.hardswish_backward(g, x))
+
+
+def test_recording_a_geometry_compiles_nothing():
+    """One native replay function serves every record: a new shape must not cost a compile."""
+    from aclgen.codegen import pycall
+
+    g, x = data(33)
+    ops.hardswish_backward(g, x)
+    compiled = len(pycall._keep)
+    for n in range(34, 60):
+        g, x = data(n)
+        ops.hardswish_backward(g, x)
+        assert recorded(g, x, np.empty_like(g))
+    assert len(pycall._keep) == compiled

@@ -41,7 +41,7 @@ class _MethodDef(ctypes.Structure):
 
 _new_function = ctypes.pythonapi.PyCFunction_NewEx
 _new_function.restype = ctypes.py_object
-_new_function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+_new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
 
 _lock = threading.Lock()
 _engine: llvm.ExecutionEngine | None = None
@@ -156,9 +156,15 @@ def fastcall(address: int, kinds: str, name: str = "kernel", deltas: tuple[int, 
     return builtin(lambda symbol: _ir(symbol, address, kinds, deltas), name)
 
 
-def builtin(make_ir, name: str, keep=None):
+def builtin(make_ir, name: str):
     """A builtin function from `make_ir(symbol)`, the LLVM IR of a METH_FASTCALL function named
-    `symbol`; `keep` is held as long as the code (objects whose addresses the IR embeds)."""
+    `symbol` (its `self` argument is NULL)."""
+    return bind(method_def(make_ir, name), None)
+
+
+def method_def(make_ir, name: str) -> int:
+    """Compile `make_ir(symbol)` (a METH_FASTCALL function named `symbol`) and return the
+    address of a PyMethodDef for it, kept for the life of the process."""
     with _lock:
         symbol = f"aclgen_call_{len(_keep)}"
         mod = llvm.parse_assembly(make_ir(symbol))
@@ -170,5 +176,11 @@ def builtin(make_ir, name: str, keep=None):
         addr = engine.get_function_address(symbol)
         label = ctypes.c_char_p(name.encode())
         mdef = _MethodDef(label.value, addr, METH_FASTCALL, None)
-        _keep.append((mdef, label, mod, keep))
-        return _new_function(ctypes.addressof(mdef), None, None)
+        _keep.append((mdef, label, mod))
+        return ctypes.addressof(mdef)
+
+
+def bind(mdef: int, self):
+    """A builtin function object for the method def at `mdef`, passing `self` (which it keeps
+    alive) to every call."""
+    return _new_function(mdef, self, None)

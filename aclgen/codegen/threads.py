@@ -296,8 +296,20 @@ def packed_entry(kernel) -> int:
     """Address of the kernel's `packed(argv, lo, hi)` entry (made once per kernel)."""
     addr = getattr(kernel, "_packed", None)
     if addr is None:
+        addr = kernel._packed = packed_address(kernel.address, kernel.meta_layout.n_operands + 1)
+    return addr
+
+
+_packed: dict[tuple[int, int], int] = {}
+
+
+def packed_address(target: int, n_ptrs: int) -> int:
+    """Address of `packed(argv, lo, hi)` calling the function at `target` (n_ptrs pointers, then
+    the i64 range): one entry point for every arity (the pool's workers, guarded replays)."""
+    addr = _packed.get((target, n_ptrs))
+    if addr is None:
         name = f"aclgen_packed_{len(pycall._keep)}"
-        addr = kernel._packed = _add(name, packed_ir(name, kernel.address, kernel.meta_layout.n_operands + 1), None)
+        addr = _packed[(target, n_ptrs)] = _add(name, packed_ir(name, target, n_ptrs), None)
     return addr
 
 

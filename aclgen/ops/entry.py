@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from aclgen.codegen import replay as guarded
+from aclgen.codegen.threads import packed_address
 from aclgen.knobs import environ_keys
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
@@ -110,7 +111,7 @@ def run(binding: Callable, api: str, args: Sequence, out: np.ndarray, out_name: 
 # dtypes, aliasing, parameters and settings — a 1K call then costs well under a microsecond.
 # ----------------------------------------------------------------------------------------------
 
-_replays: dict[str, list[tuple]] = {}  # api -> [(builtin, out shape, out dtype)], newest first
+_replays: dict[str, list[tuple]] = {}  # api -> [(builtin, out shape, out dtype, kept objects)], MRU first
 REPLAYS_PER_API = 8
 # the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
 PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
@@ -120,16 +121,47 @@ PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_O
 def replay(api: str, arrays: tuple, params: tuple, out):
     """Re-run a recorded call of `api` whose guards hold for these arguments: the output, or
     None (the caller then takes the full path)."""
-    for call, shape, dtype in _replays.get(api, ()):
+    entries = _replays.get(api)
+    if not entries:
+        return None
+    call, shape, dtype, _ = entries[0]
+    done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
+    if done is not None:
+        return done
+    for k in range(1, len(entries)):
+        call, shape, dtype, _ = entries[k]
         done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
         if done is not None:
+            entries.insert(0, entries.pop(k))  # most recently used first: a loop's calls hit at once
+            return done
+    # more geometries than the MRU list holds: a dict of records by input geometry (a hint;
+    # the record's own guards still decide)
+    hit = _by_geometry.get(_geometry(api, arrays, params))
+    if hit is not None:
+        call, shape, dtype, _ = hit
+        done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
+        if done is not None:
+            entries.insert(0, hit)
+            del entries[REPLAYS_PER_API:]
             return done
     return None
+
+
+_by_geometry: dict[tuple, tuple] = {}
+GEOMETRIES = 4096
+
+
+def _geometry(api: str, arrays: tuple, params: tuple) -> tuple | None:
+    try:
+        return (api, params, *[(a.shape, a.strides, a.dtype) for a in arrays])
+    except (AttributeError, TypeError):  # not arrays, or unhashable parameters: no record matches
+        return None
 
 
 def forget() -> None:
     """Drop every recorded call (the SoC profile changed: plans may differ)."""
     _replays.clear()
+    _by_geometry.clear()
 
 
 on_settings_change(forget)
@@ -146,10 +178,18 @@ def _record(api: str, executor, tensors_in: list, arrays: Sequence, params: tupl
             return
     if type(out) is not np.ndarray or not out.flags.aligned or any(type(p) not in (int, float) for p in params):
         return
-    record = guarded.Record([*arrays, out], params, env, tpl.kernel.entry_address(tpl.threads), tpl.sources,
-                            tpl.meta_ptr, tpl.numel)
-    record.template = tpl  # keeps the launch record (meta) and the kernel alive
-    call = guarded.entry(record, api)
+    kernel = tpl.kernel
+    packed = packed_address(kernel.entry_address(tpl.threads), kernel.meta_layout.n_operands + 1)
+    try:
+        rec, keep = guarded.record([*arrays, out], params, env, packed, tpl.sources, tpl.meta_ptr, tpl.numel)
+    except (ValueError, OverflowError):  # more pointers than a replay passes, an int beyond int64
+        return
+    keep.append(tpl)  # the launch record (meta) and the kernel stay alive while the record is
+    call = guarded.entry(rec)
+    hit = (call, out.shape, out.dtype, keep)
     entries = _replays.setdefault(api, [])
-    entries.insert(0, (call, out.shape, out.dtype))
+    entries.insert(0, hit)
     del entries[REPLAYS_PER_API:]
+    if len(_by_geometry) >= GEOMETRIES:
+        _by_geometry.clear()
+    _by_geometry[_geometry(api, tuple(arrays), params)] = hit
