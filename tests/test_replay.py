@@ -238,3 +238,27 @@ def test_recording_a_geometry_compiles_nothing():
         ops.hardswish_backward(g, x)
         assert recorded(g, x, np.empty_like(g))
     assert len(pycall._keep) == compiled
+
+
+def test_threads_replaying_and_recording_many_geometries():
+    import threading
+
+    pairs = [data(n, seed=n) for n in range(40, 40 + 2 * entry.REPLAYS_PER_API)]
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(150):
+                g, x = pairs[rng.integers(len(pairs))]
+                if not np.array_equal(ops.hardswish_backward(g, x), ref.hardswish_backward(g, x)):
+                    errors.append(g.shape)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=120)
+    assert not errors

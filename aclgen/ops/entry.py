@@ -128,11 +128,11 @@ def replay(api: str, arrays: tuple, params: tuple, out):
     done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
     if done is not None:
         return done
-    for k in range(1, len(entries)):
-        call, shape, dtype, _ = entries[k]
+    for hit in tuple(entries)[1:]:  # a snapshot: other threads may reorder the list meanwhile
+        call, shape, dtype, _ = hit
         done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
         if done is not None:
-            entries.insert(0, entries.pop(k))  # most recently used first: a loop's calls hit at once
+            _to_front(entries, hit)  # most recently used first: a loop's calls hit at once
             return done
     # more geometries than the MRU list holds: a dict of records by input geometry (a hint;
     # the record's own guards still decide)
@@ -141,10 +141,18 @@ def replay(api: str, arrays: tuple, params: tuple, out):
         call, shape, dtype, _ = hit
         done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
         if done is not None:
-            entries.insert(0, hit)
-            del entries[REPLAYS_PER_API:]
+            _to_front(entries, hit)
             return done
     return None
+
+
+def _to_front(entries: list, hit: tuple) -> None:
+    for i, e in enumerate(entries):
+        if e is hit:
+            del entries[i]
+            break
+    entries.insert(0, hit)
+    del entries[REPLAYS_PER_API:]
 
 
 _by_geometry: dict[tuple, tuple] = {}
