@@ -195,15 +195,14 @@ class Kernel:
         LLVM IR (aclgen.codegen.pycall; ~10x cheaper than a ctypes call), GIL released."""
         return self.call("i" * (self.meta_layout.n_operands + 1) + "ii")
 
-    def call(self, kinds: str, threads: int = 1, deltas: tuple[int, ...] | None = None):
+    def call(self, kinds: str, threads: int = 1):
         """The kernel as a builtin function taking arguments of `kinds` ("i" int, "a" ndarray);
-        with `threads` > 1 it splits its range over that many threads (aclgen.codegen.threads);
-        `deltas`: byte offsets added to the array arguments' data pointers."""
-        f = self._calls.get((kinds, threads, deltas))
+        with `threads` > 1 it splits its range over that many threads (aclgen.codegen.threads)."""
+        f = self._calls.get((kinds, threads))
         if f is None:
             from aclgen.codegen.pycall import fastcall
 
-            f = self._calls[(kinds, threads, deltas)] = fastcall(self.entry_address(threads), kinds, self.name, deltas)
+            f = self._calls[(kinds, threads)] = fastcall(self.entry_address(threads), kinds, self.name)
         return f
 
     def entry_address(self, threads: int = 1) -> int:

@@ -65,7 +65,7 @@ def array_data_offset() -> int | None:
     return head
 
 
-def _ir(name: str, target: int, kinds: str, deltas: tuple[int, ...] | None = None) -> str:
+def _ir(name: str, target: int, kinds: str) -> str:
     n = len(kinds)
     api = {f: f"inttoptr (i64 {_c_api(f)} to ptr)" for f in _C_API}
     none = f"inttoptr (i64 {id(None)} to ptr)"
@@ -105,8 +105,7 @@ def _ir(name: str, target: int, kinds: str, deltas: tuple[int, ...] | None = Non
                 f"get{i}:",
                 f"  %d{i}p = getelementptr i8, ptr %o{i}, i64 {offset}",
                 f"  %d{i} = load ptr, ptr %d{i}p",
-                f"  %r{i} = ptrtoint ptr %d{i} to i64",
-                f"  %v{i} = add i64 %r{i}, {deltas[i] if deltas else 0}",
+                f"  %v{i} = ptrtoint ptr %d{i} to i64",
                 f"  br label %{nxt}",
             ]
     values = []
@@ -145,15 +144,14 @@ def _message(kinds: str) -> str:
     return "kernel call takes (" + ", ".join(names[k] for k in kinds) + ")"
 
 
-def fastcall(address: int, kinds: str, name: str = "kernel", deltas: tuple[int, ...] | None = None):
+def fastcall(address: int, kinds: str, name: str = "kernel"):
     """A builtin function calling the kernel at `address` with arguments of `kinds` (see module
-    docstring): the last two are the i64 range, the others pointers. `deltas[i]` bytes are added
-    to array argument i's data pointer (a view at a fixed offset into it, e.g. a half of x)."""
+    docstring): the last two are the i64 range, the others pointers."""
     if "a" in kinds and array_data_offset() is None:
         raise RuntimeError("numpy's array layout is not the expected one; use int arguments")
     if len(kinds) < 3 or kinds[-2:] != "ii":
         raise ValueError("a kernel call ends with its (begin, end) ints")
-    return builtin(lambda symbol: _ir(symbol, address, kinds, deltas), name)
+    return builtin(lambda symbol: _ir(symbol, address, kinds), name)
 
 
 def builtin(make_ir, name: str):

@@ -131,10 +131,8 @@ def _ir() -> str:
     none = f"inttoptr (i64 {id(None)} to ptr)"
     nd_type = id(np.ndarray)
 
-    def hdr(name: str, k: int) -> str:
-        return f"  %{name}.p = getelementptr i64, ptr %rec, i64 {k}\n  %{name} = load i64, ptr %{name}.p, align 8"
-
-    def word(name: str, index: str) -> str:
+    def word(name: str, index) -> str:
+        """`%name` = record word `index` (a constant or an SSA value)."""
         return f"  %{name}.p = getelementptr i64, ptr %rec, i64 {index}\n  %{name} = load i64, ptr %{name}.p, align 8"
 
     return f"""
@@ -145,7 +143,7 @@ entry:
   %ovf = alloca i32, align 4
   %recpp = getelementptr i8, ptr %self, i64 {DATA}
   %rec = load ptr, ptr %recpp, align 8
-{hdr("want", 3)}
+{word("want", 3)}
   %nargs.ok = icmp eq i64 %nargs, %want
   br i1 %nargs.ok, label %env, label %miss
 miss:
@@ -153,8 +151,8 @@ miss:
   ret ptr {none}
 
 env:
-{hdr("n_env", 6)}
-{hdr("dict.i", 7)}
+{word("n_env", 6)}
+{word("dict.i", 7)}
   %dict = inttoptr i64 %dict.i to ptr
   br label %env.loop
 env.loop:
@@ -177,10 +175,10 @@ env.body:
   br label %env.loop
 
 arrays:
-{hdr("n_arrays", 4)}
-{hdr("arrays_at", 8)}
-{hdr("olo", 13)}
-{hdr("ohi", 14)}
+{word("n_arrays", 4)}
+{word("arrays_at", 8)}
+{word("olo", 13)}
+{word("ohi", 14)}
   br label %arr.loop
 arr.loop:
   %a = phi i64 [ 0, %arrays ], [ %a1, %arr.next ]
@@ -281,8 +279,8 @@ arr.next:
   br label %arr.loop
 
 params:
-{hdr("n_params", 5)}
-{hdr("params_at", 9)}
+{word("n_params", 5)}
+{word("params_at", 9)}
   br label %par.loop
 par.loop:
   %j = phi i64 [ 0, %params ], [ %j1, %par.next ]
@@ -325,8 +323,8 @@ par.next:
   br label %par.loop
 
 call:
-{hdr("n_src", 11)}
-{hdr("src_at", 10)}
+{word("n_src", 11)}
+{word("src_at", 10)}
   br label %src.loop
 src.loop:
   %k = phi i64 [ 0, %call ], [ %k1, %src.body ]
@@ -346,12 +344,12 @@ src.body:
   %k1 = add i64 %k, 1
   br label %src.loop
 run:
-{hdr("meta", 1)}
+{word("meta", 1)}
   %mslot = getelementptr i64, ptr %argv, i64 %n_src
   store i64 %meta, ptr %mslot, align 8
-{hdr("packed.i", 0)}
-{hdr("numel", 2)}
-{hdr("outarg", 12)}
+{word("packed.i", 0)}
+{word("numel", 2)}
+{word("outarg", 12)}
   %packed = inttoptr i64 %packed.i to ptr
   %ts = call ptr {api['PyEval_SaveThread']}()
   call void %packed(ptr %argv, i64 0, i64 %numel)

@@ -128,22 +128,21 @@ def replay(api: str, arrays: tuple, params: tuple, out):
     done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
     if done is not None:
         return done
-    for hit in tuple(entries)[1:]:  # a snapshot: other threads may reorder the list meanwhile
-        call, shape, dtype, _ = hit
-        done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
-        if done is not None:
-            _to_front(entries, hit)  # most recently used first: a loop's calls hit at once
-            return done
-    # more geometries than the MRU list holds: a dict of records by input geometry (a hint;
-    # the record's own guards still decide)
-    hit = _by_geometry.get(_geometry(api, arrays, params))
-    if hit is not None:
-        call, shape, dtype, _ = hit
-        done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
-        if done is not None:
-            _to_front(entries, hit)
-            return done
+    # a snapshot (other threads may reorder the list meanwhile); past the MRU list, the record
+    # of this input geometry, if any (a hint: the record's own guards still decide)
+    for hit in _candidates(api, entries, arrays, params):
+        if hit is not None:
+            call, shape, dtype, _ = hit
+            done = call(*arrays, *params, np.empty(shape, dtype) if out is None else out)
+            if done is not None:
+                _to_front(entries, hit)  # most recently used first: a loop's calls hit at once
+                return done
     return None
+
+
+def _candidates(api: str, entries: list, arrays: tuple, params: tuple):
+    yield from tuple(entries)[1:]
+    yield _by_geometry.get(_geometry(api, arrays, params))  # only once the MRU list has failed
 
 
 def _to_front(entries: list, hit: tuple) -> None:
