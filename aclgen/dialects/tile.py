@@ -21,7 +21,7 @@ turns them into GEPs and loads/stores aligned to the element size.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import BFloat16Type, IntAttr, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -108,13 +108,31 @@ class _Access(IRDLOperation):
             raise VerifyException(f"{self.name} layout must be one of {LAYOUTS}, got {self.layout.data!r}")
         if element(value_type) != self.elem:
             raise VerifyException(f"{self.name} of {self.elem} elements cannot move {value_type}")
+        if self.deinterleaved is not None:
+            n = lanes(value_type)
+            if self.layout.data != "contiguous" or n is None or n % 2 or not isinstance(self.elem, BFloat16Type):
+                raise VerifyException(
+                    f"{self.name} deinterleaved needs a contiguous even-width bf16 vector, got {value_type}"
+                )
+
+    @staticmethod
+    def _flags(deinterleaved: bool) -> dict[str, Attribute]:
+        return {"deinterleaved": UnitAttr()} if deinterleaved else {}
 
 
 @irdl_op_definition
 class LoadOp(_Access):
     """Load element(s) `row[col * stride]` of type `elem`: one element, or `W` consecutive
     columns as a vector (a plain vector load when `layout = contiguous`, a gather of strided
-    elements, or one element splatted when `layout = broadcast`)."""
+    elements, or one element splatted when `layout = broadcast`).
+
+    `deinterleaved` (contiguous bf16 vectors) orders the lanes even columns first: lane j holds
+    column `col + 2j` for j < W/2 and `col + 2(j - W/2) + 1` after. A loop whose loads and
+    stores are all deinterleaved computes what it would without (its body is lane-wise), and
+    bf16 lowers without cross-lane packing that way.
+
+        %x = tile.load %row[%c] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
+    """
 
     name = "tile.load"
     row = operand_def(PTR)
@@ -122,13 +140,16 @@ class LoadOp(_Access):
     stride = operand_def(i64)
     layout = prop_def(StringAttr)
     elem = prop_def(Attribute)
+    deinterleaved = opt_prop_def(UnitAttr)
     result = result_def()
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$row `[` $col `]` `stride` $stride $layout attr-dict `:` $elem `->` type($result)"
 
-    def __init__(self, row, col, stride, layout: str, elem: Attribute, result_type: Attribute | None = None):
+    def __init__(self, row, col, stride, layout: str, elem: Attribute, result_type: Attribute | None = None,
+                 deinterleaved: bool = False):
         super().__init__(
             operands=[row, col, stride],
-            properties={"layout": StringAttr(layout), "elem": elem},
+            properties={"layout": StringAttr(layout), "elem": elem, **self._flags(deinterleaved)},
             result_types=[result_type or elem],
         )
 
@@ -141,7 +162,8 @@ class StoreOp(_Access):
     """Store element(s) to `row[col * stride]`; the counterpart of `tile.load`.
 
     `align` (bytes) promises more than element alignment (the vectorizer peels columns until
-    it holds); `nontemporal` asks for a streaming store that bypasses the caches.
+    it holds); `nontemporal` asks for a streaming store that bypasses the caches;
+    `deinterleaved` takes the lanes in the order `tile.load` describes.
 
         tile.store %v, %row[%c] stride %s "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
     """
@@ -155,12 +177,13 @@ class StoreOp(_Access):
     elem = prop_def(Attribute)
     align = opt_prop_def(IntegerAttr)
     nontemporal = opt_prop_def(UnitAttr)
+    deinterleaved = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `,` $row `[` $col `]` `stride` $stride $layout attr-dict `:` type($value) `->` $elem"
 
     def __init__(self, value, row, col, stride, layout: str, elem: Attribute, align: int | None = None,
-                 nontemporal: bool = False):
-        props: dict[str, Attribute] = {"layout": StringAttr(layout), "elem": elem}
+                 nontemporal: bool = False, deinterleaved: bool = False):
+        props: dict[str, Attribute] = {"layout": StringAttr(layout), "elem": elem, **self._flags(deinterleaved)}
         if align is not None:
             props["align"] = IntegerAttr(align, i64)
         if nontemporal:

@@ -9,10 +9,15 @@ as an external `llvm.func`, block by block:
   strided vector accesses become per-lane loads + `insertelement` (stores: `extractelement`);
 - `ew` arithmetic becomes `llvm.fadd`/... (never fused: no fast-math flags), compares become
   `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`;
-- `ew.convert`: fp16 by `fpext`/`fptrunc` (F16C), bf16 by integer ops (bits << 16 to widen;
-  round-to-nearest-even on the bit pattern to narrow, NaN kept quiet) so no libcall is needed,
+- `ew.convert`: fp16 by `fpext`/`fptrunc` (F16C), bf16 by integer ops so no libcall is needed,
   float -> int by `llvm.roundeven` + `llvm.fptosi.sat` (nearest-even, saturating, NaN -> 0);
-- bf16 values live in `i16` registers and `ui8` in `i8`.
+- bf16 values live in the upper half of an `i32` (their f32 bit pattern, low half zero): widening
+  is a bitcast, a load shifts the 16 bits up and a store shifts them down; narrowing rounds to
+  nearest-even on the bit pattern, keeping NaNs quiet — both steps dropped where `low_bits`
+  proves them unneeded. `ui8` lives in `i8`;
+- a `deinterleaved` access of W bf16 lanes is one load of W/2 `i32` words, whose lower halves
+  (the even columns, one shift) and upper halves (the odd ones, one `and`) are the two halves
+  of the vector (stores the reverse): no cross-lane packing at all.
 
 With `noalias = true` every pointer argument is `noalias` (the runtime only picks such a
 variant when it has proved that the outputs overlap no input).
@@ -50,17 +55,26 @@ from aclgen import dtypes
 from aclgen.codegen.target import host
 from aclgen.dialects import ew, llvmx, tile
 from aclgen.dialects.ew import element, lanes, like
+from aclgen.passes import low_bits
 
 
 def llvm_type(t: Attribute) -> Attribute:
-    """The LLVM-level type of an aclgen IR type (bf16 -> i16, ui8 -> i8, vectors likewise)."""
+    """The LLVM-level type of an aclgen IR value (bf16 -> i32, ui8 -> i8, vectors likewise)."""
     if isinstance(t, VectorType):
         return VectorType(llvm_type(t.element_type), t.get_shape())
     if isinstance(t, BFloat16Type):
-        return i16
+        return i32
     if isinstance(t, IntegerType):
         return IntegerType(t.width.data)
     return t
+
+
+def memory_type(t: Attribute) -> Attribute:
+    """The LLVM type of `t` in memory (bf16 -> i16; otherwise as in registers)."""
+    return like(t, i16) if isinstance(element(t), BFloat16Type) else llvm_type(t)
+
+
+HIGH_HALF = -0x10000  # 0xFFFF0000 as an i32
 
 
 def _suffix(t: Attribute) -> str:
@@ -83,6 +97,7 @@ class FuncLowering:
         self.blocks: dict[Block, Block] = {}
         self.block: Block | None = None
         self.has_nontemporal = False
+        self.facts: dict = {}  # low_bits memo
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -132,15 +147,15 @@ class FuncLowering:
             wide = self.emit(llvm.FPExtOp(x, like(src, f32)))
             return self.intrinsic(f"llvm.arithmetic.fence.{_suffix(wide.type)}", [wide], wide.type)
         if isinstance(s, BFloat16Type):
-            wide = self.emit(llvm.ZExtOp(x, like(src, i32)))
-            bits = self.emit(llvm.ShlOp(wide, self.const(16, like(src, i32))))
-            return self.emit(llvm.BitcastOp(bits, like(src, f32)))
+            return self.emit(llvm.BitcastOp(x, like(src, f32)))
         assert isinstance(s, IntegerType)
         if dtypes.is_unsigned(s):
             x = self.emit(llvm.ZExtOp(x, like(src, i32)))
         return self.emit(llvm.SIToFPOp(x, like(src, f32)))
 
-    def from_f32(self, x: SSAValue, dst: Attribute) -> SSAValue:
+    def from_f32(self, x: SSAValue, dst: Attribute, source: SSAValue | None = None) -> SSAValue:
+        """`x` (LLVM-level f32) rounded to `dst`; `source` is the IR value it lowers, whose
+        provenance may spare the bf16 rounding steps (see `low_bits`)."""
         d = element(dst)
         if isinstance(d, Float32Type):
             return x
@@ -149,12 +164,15 @@ class FuncLowering:
         if isinstance(d, BFloat16Type):
             t32 = like(dst, i32)
             bits = self.emit(llvm.BitcastOp(x, t32))
+            if source is not None and low_bits.exact_in_bf16(source, self.facts):
+                return bits
             lsb = self.emit(llvm.AndOp(self.emit(llvm.LShrOp(bits, self.const(16, t32))), self.const(1, t32)))
             rounded = self.emit(llvm.AddOp(bits, self.emit(llvm.AddOp(lsb, self.const(0x7FFF, t32)))))
-            top = self.emit(llvm.LShrOp(rounded, self.const(16, t32)))
-            nan = self.emit(llvmx.FCmpOp("uno", x, x))
-            quiet = self.emit(llvm.OrOp(self.emit(llvm.LShrOp(bits, self.const(16, t32))), self.const(0x40, t32)))
-            return self.emit(llvm.TruncOp(self.emit(llvmx.SelectOp(nan, quiet, top)), like(dst, i16)))
+            if source is None or not low_bits.nan_payload_high(source, self.facts):
+                nan = self.emit(llvmx.FCmpOp("uno", x, x))
+                quiet = self.emit(llvm.OrOp(bits, self.const(0x400000, t32)))
+                rounded = self.emit(llvmx.SelectOp(nan, quiet, rounded))
+            return self.emit(llvm.AndOp(rounded, self.const(HIGH_HALF, t32)))
         assert isinstance(d, IntegerType)
         return self.f32_to_int(x, d, like(dst, llvm_type(d)))
 
@@ -179,7 +197,7 @@ class FuncLowering:
             n = self.emit(llvm.TruncOp(n, out))
         return n
 
-    def convert(self, x: SSAValue, src: Attribute, dst: Attribute) -> SSAValue:
+    def convert(self, x: SSAValue, src: Attribute, dst: Attribute, source: SSAValue | None = None) -> SSAValue:
         s, d = element(src), element(dst)
         if s == d:
             return x
@@ -188,7 +206,7 @@ class FuncLowering:
                 raise NotImplementedError(f"narrowing integer conversion {src} -> {dst}")
             ext = llvm.ZExtOp if dtypes.is_unsigned(s) else llvm.SExtOp
             return self.emit(ext(x, llvm_type(dst)))
-        return self.from_f32(self.to_f32(x, src), dst)
+        return self.from_f32(self.to_f32(x, src), dst, source if isinstance(s, Float32Type) else None)
 
     # -- ops ----------------------------------------------------------------------------------
 
@@ -200,9 +218,9 @@ class FuncLowering:
                 t = op.result.type
                 value = op.value.value.data
                 e = element(t)
-                if isinstance(e, BFloat16Type):
-                    value = int(dtypes.bfloat16.np_dtype.type(value).view("uint16"))
-                    value = value - 0x10000 if value >= 0x8000 else value
+                if isinstance(e, BFloat16Type):  # the bit pattern in the upper half of an i32
+                    value = int(dtypes.bfloat16.np_dtype.type(value).view("uint16")) << 16
+                    value = value - 0x100000000 if value >= 0x80000000 else value
                 elif dtypes.is_unsigned(e) and value > 127:
                     value -= 256
                 self.values[op.result] = self.const(value, llvm_type(t))
@@ -227,7 +245,7 @@ class FuncLowering:
             case ew.SelectOp():
                 self.values[op.result] = self.emit(llvmx.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))
             case ew.ConvertOp():
-                self.values[op.result] = self.convert(self.v(op.input), op.input.type, op.result.type)
+                self.values[op.result] = self.convert(self.v(op.input), op.input.type, op.result.type, op.input)
             case ew.ExpOp() | ew.SigmoidOp():
                 raise ValueError(f"in pass lower-to-llvm: {op.name} survived; run expand-math first")
             case arith.AddiOp() | arith.SubiOp() | arith.MuliOp() | arith.DivSIOp() | arith.RemSIOp():
@@ -263,9 +281,10 @@ class FuncLowering:
             case tile.ParamOp():
                 slot = self.gep(self.v(op.meta), op.index.data, i64)
                 t = op.result.type
-                self.values[op.result] = self.emit(llvm.LoadOp(slot, llvm_type(t), alignment=_itemsize(t)))
+                x = self.emit(llvm.LoadOp(slot, memory_type(t), alignment=_itemsize(t)))
+                self.values[op.result] = self.from_memory(x, t)
             case tile.OffsetOp():
-                self.values[op.result] = self.gep(self.v(op.base), self.v(op.offset), llvm_type(op.elem))
+                self.values[op.result] = self.gep(self.v(op.base), self.v(op.offset), memory_type(op.elem))
             case tile.LoadOp():
                 self.values[op.result] = self.load(op)
             case tile.StoreOp():
@@ -310,7 +329,7 @@ class FuncLowering:
         """Elements from row[col] to the next `bytes` boundary; 2^62 ("never") when the
         address is not even element-aligned, so no aligned access is ever attempted."""
         size, nbytes = _itemsize(op.elem), op.bytes.data
-        addr = self.emit(llvm.PtrToIntOp(self.gep(self.v(op.row), self.v(op.col), llvm_type(op.elem)), i64))
+        addr = self.emit(llvm.PtrToIntOp(self.gep(self.v(op.row), self.v(op.col), memory_type(op.elem)), i64))
         mis = self.emit(llvm.AndOp(addr, self.const(nbytes - 1, i64)))
         gap = self.emit(llvm.AndOp(self.emit(llvm.SubOp(self.const(nbytes, i64), mis)), self.const(nbytes - 1, i64)))
         elems = self.emit(llvm.LShrOp(gap, self.const(size.bit_length() - 1, i64)))
@@ -320,7 +339,7 @@ class FuncLowering:
 
     def _lane_ptrs(self, op: tile.LoadOp | tile.StoreOp, n: int) -> list[SSAValue]:
         col, stride = self.v(op.col), self.v(op.stride)
-        elem = llvm_type(op.elem)
+        elem = memory_type(op.elem)
         return [
             self.gep(self.v(op.row), self.emit(llvm.MulOp(self.emit(llvm.AddOp(col, self.const(i, i64))), stride)), elem)
             for i in range(n)
@@ -333,34 +352,81 @@ class FuncLowering:
         index = self.v(op.col)
         if layout == "strided":
             index = self.emit(llvm.MulOp(index, self.v(op.stride)))
-        return self.gep(self.v(op.row), index, llvm_type(op.elem))
+        return self.gep(self.v(op.row), index, memory_type(op.elem))
+
+    def from_memory(self, x: SSAValue, t: Attribute) -> SSAValue:
+        """A value of IR type `t` as loaded (`memory_type`) to its register form."""
+        if not isinstance(element(t), BFloat16Type):
+            return x
+        wide = self.emit(llvm.ZExtOp(x, like(t, i32)))
+        return self.emit(llvm.ShlOp(wide, self.const(16, like(t, i32))))
+
+    def to_memory(self, x: SSAValue, t: Attribute) -> SSAValue:
+        """The counterpart of `from_memory`."""
+        if not isinstance(element(t), BFloat16Type):
+            return x
+        return self.emit(llvm.TruncOp(self.emit(llvm.LShrOp(x, self.const(16, like(t, i32)))), like(t, i16)))
+
+    def shuffle(self, a: SSAValue, b: SSAValue, mask: list[int], t: Attribute) -> SSAValue:
+        return self.emit(llvm.ShuffleVectorOp(a, b, DenseArrayBase.from_list(i32, mask), t))
 
     def load(self, op: tile.LoadOp) -> SSAValue:
-        t, elem, align = llvm_type(op.result.type), llvm_type(op.elem), _itemsize(op.elem)
+        rt = op.result.type
+        t, elem, align = memory_type(rt), memory_type(op.elem), _itemsize(op.elem)
         n = lanes(t)
+        if op.deinterleaved is not None:
+            return self.load_deinterleaved(op)
         if n is None or op.layout.data == "contiguous":
-            return self.emit(llvm.LoadOp(self._ptr(op), t, alignment=align))
-        if op.layout.data == "broadcast":
-            return self.splat(self.emit(llvm.LoadOp(self._ptr(op), elem, alignment=align)), t)  # type: ignore
-        vec = self.emit(llvm.UndefOp(t))
-        for i, p in enumerate(self._lane_ptrs(op, n)):
-            x = self.emit(llvm.LoadOp(p, elem, alignment=align))
-            vec = self.emit(llvm.InsertElementOp(vec, x, self.const(i, i32)))
-        return vec
+            x = self.emit(llvm.LoadOp(self._ptr(op), t, alignment=align))
+        elif op.layout.data == "broadcast":
+            one = self.from_memory(self.emit(llvm.LoadOp(self._ptr(op), elem, alignment=align)), op.elem)
+            return self.splat(one, llvm_type(rt))  # type: ignore
+        else:
+            x = self.emit(llvm.UndefOp(t))
+            for i, p in enumerate(self._lane_ptrs(op, n)):
+                lane = self.emit(llvm.LoadOp(p, elem, alignment=align))
+                x = self.emit(llvm.InsertElementOp(x, lane, self.const(i, i32)))
+        return self.from_memory(x, rt)
+
+    def load_deinterleaved(self, op: tile.LoadOp) -> SSAValue:
+        """Lanes [0, n/2) get the even columns, [n/2, n) the odd ones (bf16 only: the verifier
+        sees to it); little-endian, so column 2k is the low half of word k."""
+        rt = op.result.type
+        n = lanes(rt)
+        assert n is not None and isinstance(op.elem, BFloat16Type)
+        words = self.emit(llvm.LoadOp(self._ptr(op), VectorType(i32, [n // 2]), alignment=_itemsize(op.elem)))
+        even = self.emit(llvm.ShlOp(words, self.const(16, words.type)))
+        odd = self.emit(llvm.AndOp(words, self.const(HIGH_HALF, words.type)))
+        return self.shuffle(even, odd, list(range(n)), llvm_type(rt))
 
     def store(self, op: tile.StoreOp) -> None:
         value, align = self.v(op.value), _itemsize(op.elem)
         n = lanes(value.type)
+        if op.align is not None:
+            align = op.align.value.data
+        if op.deinterleaved is not None:
+            value = self.deinterleaved_memory(value, op.value.type)
+        else:
+            value = self.to_memory(value, op.value.type)
         if n is None or op.layout.data == "contiguous":
-            if op.align is not None:
-                align = op.align.value.data
             nt = op.nontemporal is not None
             self.has_nontemporal |= nt
             self.emit(llvm.StoreOp(value, self._ptr(op), alignment=align, nontemporal=nt))
             return
         for i, p in enumerate(self._lane_ptrs(op, n)):
             x = self.emit(llvmx.ExtractElementOp(value, self.const(i, i64)))
-            self.emit(llvm.StoreOp(x, p, alignment=align))
+            self.emit(llvm.StoreOp(x, p, alignment=_itemsize(op.elem)))
+
+    def deinterleaved_memory(self, value: SSAValue, t: Attribute) -> SSAValue:
+        """The memory image of a deinterleaved vector (the inverse of `load_deinterleaved`)."""
+        n = lanes(t)
+        assert n is not None and isinstance(element(t), BFloat16Type)
+        half = n // 2
+        words = VectorType(i32, [half])
+        even = self.shuffle(value, value, list(range(half)), words)
+        odd = self.shuffle(value, value, list(range(half, n)), words)
+        low = self.emit(llvm.LShrOp(even, self.const(16, words)))
+        return self.emit(llvm.OrOp(low, self.emit(llvm.AndOp(odd, self.const(HIGH_HALF, words)))))
 
     def run(self, noalias: bool) -> llvm.FuncOp:
         old_blocks = list(self.f.body.blocks)

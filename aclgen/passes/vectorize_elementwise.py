@@ -17,6 +17,12 @@ not even element-aligned is done wholly by it); those stores then carry `align`.
 than the caches, where it saves the read-for-ownership traffic) — when the loop has exactly one
 output stream; with several, partial write-combining flushes make streaming stores slower.
 
+With `deinterleave = true` (default) a loop whose every access is a contiguous or broadcast bf16
+one gets `deinterleaved` contiguous loads and stores (even columns in the low lanes, odd ones in
+the high lanes; the body is lane-wise, so the result is the same): bf16 then widens and narrows
+with a shift or a mask per register instead of zero-extensions and cross-lane packs (hardswish
+bf16, 1M elements: see `deinterleaves`).
+
 Before:
     scf.for %c = %c0 to %c1 step %one : i64 {
       %x = tile.load %row[%c] stride %s {layout = "contiguous"} : f32 -> f32
@@ -60,7 +66,20 @@ def _aligned_store(body: Block) -> tile.StoreOp | None:
     return None
 
 
-def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal: bool = False) -> None:
+def deinterleaves(body: Block, width: int) -> bool:
+    """Whether to deinterleave a column loop: every access bf16, contiguous or broadcast (hoisted
+    splats are lane-invariant), at least one contiguous. Measured in one process (1M elements,
+    2 threads, AVX2): hardswish bf16 158 -> 102 µs, selu bf16 139 -> 93."""
+    memory = [o for o in body.ops if isinstance(o, (tile.LoadOp, tile.StoreOp))]
+    return (
+        width % 2 == 0
+        and all(isinstance(o.elem, BFloat16Type) and o.layout.data in ("contiguous", "broadcast") for o in memory)
+        and any(o.layout.data == "contiguous" for o in memory)
+    )
+
+
+def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal: bool = False,
+                   deinterleave: bool = False) -> None:
     parent = loop.parent_block()
     assert parent is not None
     body = loop.body.block
@@ -93,6 +112,7 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
     # buffers flush partial lines between the loop's long compute (SwiGluGrad ran 1.75x slower).
     contiguous_stores = [o for o in body.ops if isinstance(o, tile.StoreOp) and o.layout.data == "contiguous"]
     nontemporal = nontemporal and len(contiguous_stores) == 1
+    deinterleave = deinterleave and deinterleaves(body, width)
     vbody = Block(arg_types=[i64])
     viv = vbody.args[0]
     mapping: dict[SSAValue, SSAValue] = {iv: viv}
@@ -114,7 +134,8 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
                 scalar = pre(tile.LoadOp(op.row, c0, op.stride, "broadcast", op.elem))
                 mapping[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
             case tile.LoadOp():
-                new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width))
+                new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width),
+                                  deinterleaved=deinterleave and op.layout.data == "contiguous")
                 vbody.add_op(new)
                 mapping[op.result] = new.result
             case tile.StoreOp():
@@ -124,6 +145,7 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
                         vector_of(op.value), op.row, viv, op.stride, op.layout.data, op.elem,
                         align=vector_bytes if aligned else None,
                         nontemporal=nontemporal and op.layout.data == "contiguous",
+                        deinterleaved=deinterleave and op.layout.data == "contiguous",
                     )
                 )
             case _ if op.dialect_name() == "ew":
@@ -172,6 +194,7 @@ class VectorizeElementwisePass(ModulePass):
     width: int = 0
     align: bool = True
     nontemporal: bool = False
+    deinterleave: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.width < 0 or self.width & (self.width - 1):
@@ -180,7 +203,7 @@ class VectorizeElementwisePass(ModulePass):
         for loop in loops:
             width = self.width or native_width(loop)
             if width > 1:
-                vectorize_loop(loop, width, self.align, self.nontemporal)
+                vectorize_loop(loop, width, self.align, self.nontemporal, self.deinterleave)
 
 
 def native_width(loop: scf.ForOp) -> int:

@@ -1,0 +1,49 @@
+// RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false}' | filecheck %s
+// RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false},convert-scf-to-cf,lower-to-llvm' | filecheck %s --check-prefix=LLVM
+// RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false deinterleave=false}' | filecheck %s --check-prefix=OFF
+
+// A column loop whose every access is contiguous bf16 is vectorized with deinterleaved loads and
+// stores (even columns in lanes 0-7, odd ones in lanes 8-15); the scalar tail is untouched.
+// CHECK:       scf.for
+// CHECK-NEXT:    tile.load %in0[%{{.*}}] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
+// CHECK:         tile.store %{{.*}}, %out0[%{{.*}}] stride %s "contiguous" {deinterleaved} : vector<16xbf16> -> bf16
+// CHECK:       } {tile.vector}
+// CHECK:         tile.load %in0[%c] stride %s "contiguous" : bf16 -> bf16
+// OFF-NOT:     deinterleaved
+
+// Lowered, bf16 lives in the upper half of i32 lanes: one load of 8 words gives the even
+// columns by a shift and the odd ones by a mask, widening to f32 is a bitcast; narrowing rounds
+// to nearest-even on the bits (no NaN fix-up: a NaN here can only come from a bf16 input, whose
+// payload lies in the upper half) and the store packs the halves back with a shift and an or.
+// LLVM:        %[[W:.*]] = llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> vector<8xi32>
+// LLVM:        %[[EVEN:.*]] = llvm.shl %[[W]], %{{.*}} : vector<8xi32>
+// LLVM:        %[[ODD:.*]] = llvm.and %[[W]], %{{.*}} : vector<8xi32>
+// LLVM-NEXT:   %[[V:.*]] = llvm.shufflevector %[[EVEN]], %[[ODD]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xi32>
+// LLVM-NEXT:   llvm.bitcast %[[V]] : vector<16xi32> to vector<16xf32>
+// LLVM:        llvm.fmul %{{.*}} : vector<16xf32>
+// LLVM-NOT:    llvmx.fcmp
+// LLVM:        llvm.mlir.constant(dense<32767> : vector<16xi32>)
+// LLVM:        %[[LO:.*]] = llvm.shufflevector %[[R:.*]], %[[R]] [0, 1, 2, 3, 4, 5, 6, 7] : vector<16xi32>
+// LLVM-NEXT:   %[[HI:.*]] = llvm.shufflevector %[[R]], %[[R]] [8, 9, 10, 11, 12, 13, 14, 15] : vector<16xi32>
+// LLVM:        llvm.lshr %[[LO]], %{{.*}} : vector<8xi32>
+// LLVM:        llvm.and %[[HI]], %{{.*}} : vector<8xi32>
+// LLVM:        %[[PACKED:.*]] = llvm.or
+// LLVM:        llvm.store %[[PACKED]], %{{.*}} {alignment = 2 : i64} : vector<8xi32>, !llvm.ptr
+// The scalar tail loads and stores i16:
+// LLVM:        llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> i16
+// LLVM:        llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64} : i16, !llvm.ptr
+builtin.module {
+  func.func @half(%in0: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) {
+    %s = tile.param %meta[1] : i64
+    %one = arith.constant 1 : i64
+    scf.for %c = %begin to %end step %one : i64 {
+      %x = tile.load %in0[%c] stride %s "contiguous" : bf16 -> bf16
+      %w = ew.convert %x : bf16 to f32
+      %h = ew.constant 0.5 : f32
+      %y = ew.mul %w, %h : f32, f32 -> f32
+      %b = ew.convert %y : f32 to bf16
+      tile.store %b, %out0[%c] stride %s "contiguous" : bf16 -> bf16
+    } {tile.inner}
+    func.return
+  }
+}

@@ -1,0 +1,120 @@
+"""bf16 lowering: bits in the upper half of i32 lanes, deinterleaved vector loops, and the
+rounding steps `aclgen.passes.low_bits` lets lower-to-llvm drop (and must not)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import VerifyException
+
+import aclgen
+from aclgen import dtypes as dt
+from aclgen.compiler import Options, Variant
+from aclgen.dialects import tile
+from aclgen.frontend import select
+from aclgen.ops import OPERATORS
+
+BF16 = ml_dtypes.bfloat16
+SIZES = (1, 15, 16, 17, 37, 1000, 4099)
+
+
+def kernel(op: str, dtype: str = "bfloat16"):
+    o, d = OPERATORS[op], dt.dtype(dtype)
+    n_in, n_out = len(o.inputs), len(o.outputs)
+    return o.kernel(Variant((d,) * n_in, (d,) * n_out, 1, ("contiguous",) * (n_in + n_out)), Options.from_knobs())
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.uint16)
+
+
+def _same(got: np.ndarray, want: np.ndarray) -> None:
+    """Bit-equal, except that any NaN matches any NaN."""
+    nan = np.isnan(want.astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(got.astype(np.float32)), nan)
+    np.testing.assert_array_equal(_bits(got)[~nan], _bits(want)[~nan])
+
+
+SPECIAL_F32 = np.array(
+    [
+        0x00000000, 0x80000000, 0x3F808000, 0x3F818000, 0x3F808001, 0x3F817FFF,  # ±0, ties, near ties
+        0x7F7F7FFF, 0x7F7F8000, 0x7F7FFFFF, 0x7F800000, 0xFF800000,  # max, rounding to inf, ±inf
+        0x00008000, 0x00018000, 0x807FFFFF,  # subnormals
+        0x7F800001, 0x7F80FFFF, 0x7FBFFFFF, 0x7FC00000, 0x7FFF8000, 0x7FFFFFFF, 0xFFFFFFFF,  # NaNs
+    ],
+    np.uint32,
+)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_f32_to_bf16_rounds_to_nearest_even_and_keeps_nans(n):
+    op = aclgen.compile(lambda x: x, dtypes="float32", out_dtypes="bfloat16")
+    rng = np.random.default_rng(n)
+    bits = np.concatenate([SPECIAL_F32, rng.integers(0, 2**32, 20_000, dtype=np.uint32)])
+    x = np.resize(bits, max(n, bits.size)).view(np.float32)[: max(n, bits.size)]
+    with np.errstate(invalid="ignore"):
+        _same(op(x), x.astype(BF16))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_bf16_products_round_like_numpy_in_deinterleaved_loops(n):
+    op = aclgen.compile(lambda a, b: a * b, dtypes="bfloat16")
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 2**16, n, dtype=np.uint16).view(BF16)
+    b = rng.integers(0, 2**16, n, dtype=np.uint16).view(BF16)
+    assert "deinterleaved" in op.ir["vectorize-elementwise"]
+    with np.errstate(all="ignore"):
+        _same(op(a, b), (a.astype(np.float32) * b.astype(np.float32)).astype(BF16))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_a_nan_parameter_with_a_low_payload_stays_nan(n):
+    """0x7FFFFFFF rounded without the NaN guard would carry into the sign: -0."""
+    op = aclgen.compile(lambda g, p: g * p, dtypes="bfloat16", params=("p",))
+    assert "fcmp uno" in op.ir["llvm"]  # a parameter may be any f32 bit pattern
+    p = float(np.uint32(0x7FFFFFFF).view(np.float32))
+    got = op(np.ones(n, BF16), p=p)
+    assert np.isnan(got.astype(np.float32)).all()
+
+
+def test_deinterleaved_views_at_every_offset_write_only_their_elements():
+    op = aclgen.compile(lambda a, b: select(a <= b, a * 0.5, b - a), dtypes="bfloat16")
+    rng = np.random.default_rng(0)
+    for n in (16, 33, 100):
+        for off in range(4):
+            a = rng.standard_normal(n).astype(BF16)
+            b = rng.standard_normal(n).astype(BF16)
+            buf = np.full(n + 8, 7.0, BF16)
+            op(a, b, out=[buf[off : off + n]])
+            a32, b32 = a.astype(np.float32), b.astype(np.float32)
+            _same(buf[off : off + n], np.where(a32 <= b32, a32 * 0.5, b32 - a32).astype(BF16))
+            assert (buf[:off] == 7).all() and (buf[off + n :] == 7).all()
+
+
+def test_rounding_steps_follow_provenance():
+    # selu: every NaN comes from a bf16 input, so no NaN guard; the result still rounds
+    selu = kernel("selu_backward").ir["llvm"]
+    assert "fcmp uno" not in selu and "32767" in selu
+    # threshold and softshrink select between an input and 0: already bf16, no rounding at all
+    for name in ("threshold_backward", "softshrink_backward"):
+        ir = kernel(name).ir["llvm"]
+        assert "32767" not in ir and "fcmp uno" not in ir, name
+    # SwiGluGrad's sigmoid is integer bit work the analysis does not follow: guarded
+    assert "fcmp uno" in kernel("swi_glu_grad").ir["llvm"]
+
+
+def test_bf16_vector_loop_has_no_cross_lane_packing():
+    k = kernel("hardswish_backward")
+    assert "{deinterleaved}" in k.ir["vectorize-elementwise"]
+    for insn in ("vpackusdw", "vpermq", "vpmovzxwd"):
+        assert insn not in k.asm, insn
+
+
+def test_deinterleaved_is_bf16_only():
+    from xdsl.dialects.builtin import VectorType, f32, i64
+    from xdsl.dialects.test import TestOp
+
+    row, col = TestOp(result_types=[tile.PTR]), TestOp(result_types=[i64])
+    load = tile.LoadOp(row.results[0], col.results[0], col.results[0], "contiguous", f32, VectorType(f32, [8]),
+                       deinterleaved=True)
+    with pytest.raises(VerifyException, match="deinterleaved needs a contiguous even-width bf16 vector"):
+        load.verify_()
