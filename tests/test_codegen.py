@@ -31,10 +31,9 @@ def test_every_load_and_store_has_explicit_alignment(dtype):
         m = re.search(r"align (\d+)", line)
         assert m, f"no explicit alignment: {line}"
         assert int(m.group(1)) >= min(size, 4), line  # element size, 8 for the launch record
-    # the peeled output's vector stores are aligned to the vector size (half types: twice the
-    # f32 lanes, see vectorize_elementwise.native_width)
-    # (bf16 stores its 2W deinterleaved lanes as W i32 words)
-    lanes = W if size == 4 else 2 * W
+    # the peeled output's vector stores are aligned to the vector size (f16: twice the f32
+    # lanes, bf16: four times, stored as 2W i32 words; see vectorize_elementwise.native_width)
+    lanes = {"float32": W, "float16": 2 * W, "bfloat16": 4 * W}[dtype]
     assert re.search(rf"store <\d+ x \w+> .*align {lanes * size}\b", ir)
 
 
