@@ -7,8 +7,8 @@ vector masks), followed by the original scalar loop for the remaining `< width` 
 tail). Values from outside the loop (parameters) are splatted once before it; broadcast
 (stride-0) operands are loaded once per row and splatted.
 
-`width = 0` takes the host's native width for f32 (4 SSE, 8 AVX2, 16 AVX-512), doubled for
-bodies with exp/sigmoid (see `native_width`).
+`width = 0` takes twice the host's f32 lanes (4 SSE, 8 AVX2, 16 AVX-512), four times for
+bodies with exp/sigmoid and deinterleaved bf16 (see `native_width`).
 
 With `align = true` (default) the vector loop starts at the first column where the first
 contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerAttr, ModuleOp, UnitAttr, VectorType, i64
+from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, ModuleOp, UnitAttr, VectorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -207,26 +207,19 @@ class VectorizeElementwisePass(ModulePass):
 
 
 def native_width(loop: scf.ForOp) -> int:
-    """The host's f32 lanes, widened where one iteration's work is a long chain of dependent
-    instructions, so that LLVM interleaves independent register-wide pieces of it (measured in
-    one process, 1M elements, 2 threads, AVX2):
+    """The host's f32 lanes, widened so that LLVM interleaves independent register-wide pieces
+    of one iteration (measured in one process, 2 threads, AVX2, median µs):
 
-    - exp/sigmoid bodies: 4x (SwiGluGrad 777 -> 701 µs; 2x had given 15-20% over 1x; copying
-      the body at the native width instead did not help);
-    - bodies whose every memory access is f16/bf16 (widen, compute in f32, round back): 2x
-      (bf16 hardswish 174 -> 161 µs, selu 146 -> 137, f16 hardswish 95 -> 87; 4x made f16
-      hardswish slower, 81 -> 90);
-    - deinterleaved bf16 bodies (`deinterleaves`): 4x (hardswish 118 -> 112 µs, selu 91 -> 83,
-      softshrink 56 -> 50, threshold 46 -> 47).
-
-    Plain f32 arithmetic stays at 1x: doubling it did not help (memory-bound)."""
+    - exp/sigmoid bodies, long dependent chains: 4x (SwiGluGrad 1M 777 -> 701; 2x had given
+      15-20% over 1x; copying the body at the native width instead did not help);
+    - deinterleaved bf16 bodies (`deinterleaves`): 4x (hardswish 1M 118 -> 112, selu 91 -> 83,
+      softshrink 56 -> 50, threshold 46 -> 47);
+    - everything else: 2x. f16/bf16 bodies (widen, compute in f32, round back): hardswish bf16
+      174 -> 161, f16 95 -> 87 (4x: 81 -> 90). f32 bodies, more loads in flight: selu 64K
+      7.8 -> 7.0, 1M 110 -> 105, threshold 64K 8.4 -> 7.4, 1M 101 -> 98, hardswish 64K 7.5 ->
+      7.1 (4x: mixed, within noise)."""
     lanes = host().f32_lanes
     body = loop.body.block
-    if any(isinstance(o, (ew.ExpOp, ew.SigmoidOp)) for o in body.ops):
+    if any(isinstance(o, (ew.ExpOp, ew.SigmoidOp)) for o in body.ops) or deinterleaves(body, 2):
         return 4 * lanes
-    if deinterleaves(body, 2):
-        return 4 * lanes
-    memory = [o for o in body.ops if isinstance(o, (tile.LoadOp, tile.StoreOp))]
-    if memory and all(isinstance(o.elem, (Float16Type, BFloat16Type)) for o in memory):
-        return 2 * lanes
-    return lanes
+    return 2 * lanes
