@@ -18,8 +18,7 @@ off the def chain of the (vector or scalar) f32 value:
 
 from __future__ import annotations
 
-import struct
-
+import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, IntegerType
 from xdsl.ir import OpResult, SSAValue
 
@@ -30,7 +29,9 @@ _ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp)
 
 
 def _low_half(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0] & 0xFFFF
+    """The low 16 bits of `x` as the f32 the lowering emits (rounded to nearest, overflow to inf)."""
+    with np.errstate(over="ignore"):
+        return int(np.array(x, np.float32).view(np.uint32)) & 0xFFFF
 
 
 def _sources(v: SSAValue) -> tuple[object, list[SSAValue]]:
