@@ -66,6 +66,8 @@ def test_bench_compile_part(tmp_path):
     ws = comp["warm_start"]
     assert "error" not in ws, ws
     assert _positive(ws["warm_cache"]["ms"]) and isinstance(ws["warm_cache"]["xdsl_imported"], bool)
+    samples = ws["warm_cache"]["samples_ms"]
+    assert len(samples) == bench.WARM_RUNS and ws["warm_cache"]["ms"] == sorted(samples)[len(samples) // 2]
     assert any(t["target"].startswith("compile a new variant") for t in result["targets"])
 
 
