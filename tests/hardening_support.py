@@ -291,6 +291,17 @@ TALLY = Tally()
 # subprocesses: a crash is a failure, not a lost test
 # ----------------------------------------------------------------------------------------------
 
+def run_threads(target, count: int, timeout: float = 120) -> list[threading.Thread]:
+    """Run target(0), ..., target(count - 1) on their own threads; the threads still alive
+    after `timeout` (hung) are returned."""
+    ts = [threading.Thread(target=target, args=(s,)) for s in range(count)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=timeout)
+    return [t for t in ts if t.is_alive()]
+
+
 def run_python(code: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     e = dict(os.environ)
     e.update(env or {})

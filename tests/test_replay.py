@@ -13,6 +13,7 @@ from aclgen.codegen import replay as guarded
 from aclgen.ops import entry
 from aclgen.ops.entry import OperatorError
 from tests import reference as ref
+from tests.hardening_support import run_threads
 
 pytestmark = pytest.mark.skipif(not guarded.available(), reason="numpy's array layout is not the probed one")
 HS = "aclnnHardswishBackward"
@@ -241,7 +242,6 @@ def test_recording_a_geometry_compiles_nothing():
 
 
 def test_threads_replaying_and_recording_many_geometries():
-    import threading
 
     pairs = [data(n, seed=n) for n in range(40, 40 + 2 * entry.REPLAYS_PER_API)]
     errors = []
@@ -256,9 +256,5 @@ def test_threads_replaying_and_recording_many_geometries():
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
-    ts = [threading.Thread(target=work, args=(s,)) for s in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(timeout=120)
+    run_threads(work, 4)
     assert not errors

@@ -1,6 +1,5 @@
 """The native thread pool: split launches are exact, busy pools fall back, sleepers wake."""
 
-import threading
 import time
 
 import numpy as np
@@ -10,6 +9,7 @@ import aclgen
 from aclgen.codegen import pycall, threads
 from aclgen.launch import Launch, plan
 from aclgen.ops.hardswish_backward import formula as hardswish
+from tests.hardening_support import run_threads
 from tests.reference import hardswish_backward as ref
 
 
@@ -65,10 +65,5 @@ def test_concurrent_launches_fall_back_not_deadlock(par):
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
-    ts = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(timeout=120)
-    assert not any(t.is_alive() for t in ts), "a launch hung"
+    assert not run_threads(worker, 6), "a launch hung"
     assert not errors
