@@ -2,7 +2,7 @@
 
 After `tile-elementwise`, a kernel is a `func.func` whose loops are `scf.for` over i64:
 an outer loop over tiles of the flattened iteration space (the unit a thread owns, CANN's
-blockDim split), a row loop, and an innermost column loop marked `tile.inner`. The element
+blockDim split), a row loop (rank >= 2), and an innermost column loop marked `tile.inner`. The element
 formula (the `ew` ops) sits in the column loop between `tile.load`s and `tile.store`s:
 
     func.func @k(%out0: !llvm.ptr, %in0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) {

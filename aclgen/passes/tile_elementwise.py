@@ -6,7 +6,8 @@ small enough to stay in cache. Inside a tile, a row loop walks the rows the tile
 column loop (marked `tile.inner`) runs the formula over one contiguous run of the innermost
 dim, reading and writing through `tile.load`/`tile.store` with the operands' row pointers
 and innermost strides. Outer dims are addressed through runtime strides, so one variant
-serves every shape of its rank.
+serves every shape of its rank. A rank-1 space is a single row: its column loop sits directly
+in the tile loop over [t0, t1), with no row loop and none of the row divisions.
 
 Before:
     ew.kernel @k(%x: !ew.view<1xf32, contiguous>) -> (!ew.view<1xf32, contiguous>) { ... }
@@ -65,6 +66,27 @@ def _for(e: _Emitter, lb: SSAValue, ub: SSAValue, step: SSAValue, marker: str) -
     return body, body.args[0]
 
 
+def _row_pointers(re: _Emitter, row: SSAValue, dims, strides, bases, views) -> list[SSAValue]:
+    """Each operand's pointer to the start of `row` (rank >= 2): the row's outer multi-index,
+    innermost-but-one dim first, dotted with the operand's outer strides."""
+    rank = len(dims)
+    index: list[SSAValue] = []
+    rest = row
+    for k in range(rank - 2, -1, -1):
+        index.append(re(arith.RemSIOp(rest, dims[k])) if k > 0 else rest)
+        if k > 0:
+            rest = re(arith.DivSIOp(rest, dims[k]))
+    index.reverse()  # index[k] for k in 0..rank-2
+    rows = []
+    for o, (base, view) in enumerate(zip(bases, views)):
+        off = None
+        for k in range(rank - 1):
+            term = re(arith.MuliOp(index[k], strides[o][k]))
+            off = term if off is None else re(arith.AddiOp(off, term))
+        rows.append(re(tile.OffsetOp(base, off, view.element_type)))
+    return rows
+
+
 def tile_kernel(kernel: ew.KernelOp, tile_size: int, threads: int) -> func.FuncOp:
     ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
     views = list(ins) + list(outs)
@@ -92,33 +114,20 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int, threads: int) -> func.FuncO
     tb, t0 = _for(e, begin, end, tsize, "tile.tiles")
     te = _Emitter(tb)
     t1 = te(arith.MinSIOp(te(arith.AddiOp(t0, tsize)), end))
-    r0 = te(arith.DivSIOp(t0, inner))
-    r1 = te(arith.AddiOp(te(arith.DivSIOp(te(arith.SubiOp(t1, one)), inner)), one))
-
-    # row loop: the columns [c0, c1) of this row inside the tile
-    rb, row = _for(te, r0, r1, one, "tile.rows")
-    re = _Emitter(rb)
-    rstart = re(arith.MuliOp(row, inner))
-    c0 = re(arith.SubiOp(re(arith.MaxSIOp(t0, rstart)), rstart))
-    c1 = re(arith.SubiOp(re(arith.MinSIOp(t1, re(arith.AddiOp(rstart, inner)))), rstart))
-    # outer multi-index of `row`, innermost-but-one dim first
-    index: list[SSAValue] = []
-    rest = row
-    for k in range(rank - 2, -1, -1):
-        index.append(re(arith.RemSIOp(rest, dims[k])) if k > 0 else rest)
-        if k > 0:
-            rest = re(arith.DivSIOp(rest, dims[k]))
-    index.reverse()  # index[k] for k in 0..rank-2
-    rows = []
-    for o, (base, view) in enumerate(zip(bases, views)):
-        if rank == 1:
-            rows.append(base)
-            continue
-        off = None
-        for k in range(rank - 1):
-            term = re(arith.MuliOp(index[k], strides[o][k]))
-            off = term if off is None else re(arith.AddiOp(off, term))
-        rows.append(re(tile.OffsetOp(base, off, view.element_type)))
+    if rank == 1:
+        # one row: the tile's columns are [t0, t1), no row loop and no divisions
+        rb, re, c0, c1 = tb, te, t0, t1
+        rows = list(bases)
+    else:
+        r0 = te(arith.DivSIOp(t0, inner))
+        r1 = te(arith.AddiOp(te(arith.DivSIOp(te(arith.SubiOp(t1, one)), inner)), one))
+        # row loop: the columns [c0, c1) of this row inside the tile
+        rb, row = _for(te, r0, r1, one, "tile.rows")
+        re = _Emitter(rb)
+        rstart = re(arith.MuliOp(row, inner))
+        c0 = re(arith.SubiOp(re(arith.MaxSIOp(t0, rstart)), rstart))
+        c1 = re(arith.SubiOp(re(arith.MinSIOp(t1, re(arith.AddiOp(rstart, inner)))), rstart))
+        rows = _row_pointers(re, row, dims, strides, bases, views)
 
     # column loop: the formula, element by element
     cb, col = _for(re, c0, c1, one, "tile.inner")
@@ -139,7 +148,8 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int, threads: int) -> func.FuncO
         clone = op.clone(value_mapper=mapping)
         cb.add_op(clone)
     cb.add_op(scf.YieldOp())
-    rb.add_op(scf.YieldOp())
+    if rb is not tb:
+        rb.add_op(scf.YieldOp())
     tb.add_op(scf.YieldOp())
     entry.add_op(func.ReturnOp())
 

@@ -1,9 +1,10 @@
 // RUN: aclgen opt %s -p 'tile-elementwise{tile_size=1024 threads=4}' | filecheck %s
 
 // A legalized f32 SoftshrinkBackward kernel becomes a func.func over raw pointers: shapes, strides
-// and the parameter come from the launch record (%meta); a tile loop steps by tile_size, a row
-// loop walks the rows a tile touches, and the column loop (tile.inner) holds the formula between
-// tile.load and tile.store.
+// and the parameter come from the launch record (%meta); a tile loop steps by tile_size and, the
+// space being rank 1 (one row), the column loop (tile.inner) runs over the tile's [t, min(t +
+// tile_size, end)) directly, with no row loop or division, holding the formula between tile.load
+// and tile.store.
 
 // CHECK-NOT:   ew.kernel
 // CHECK:       func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64)
@@ -13,16 +14,16 @@
 // CHECK:       %[[LAMBD:.*]] = tile.param %meta[4] : f32
 // CHECK:       %[[TILE:.*]] = arith.constant 1024 : i64
 // CHECK:       scf.for %[[T:.*]] = %begin to %end step %[[TILE]] : i64 {
-// CHECK:         scf.for
-// CHECK:           scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
+// CHECK-NEXT:    %[[T1:.*]] = arith.addi %[[T]], %[[TILE]] : i64
+// CHECK-NEXT:    %[[TEND:.*]] = arith.minsi %[[T1]], %end : i64
+// CHECK-NEXT:    scf.for %[[C:.*]] = %[[T]] to %[[TEND]] step %{{.*}} : i64 {
 // CHECK-NEXT:        %[[G:.*]] = tile.load %in0[%[[C]]] stride %{{.*}} "contiguous" : f32 -> f32
 // CHECK-NEXT:        %[[X:.*]] = tile.load %in1[%[[C]]] stride %{{.*}} "contiguous" : f32 -> f32
 // CHECK-NEXT:        %[[A:.*]] = ew.abs %[[X]] : f32 -> f32
 // CHECK-NEXT:        %[[M:.*]] = ew.cmp "ole" %[[A]], %[[LAMBD]] : f32, f32 -> i1
 // CHECK:             %[[R:.*]] = ew.select %[[M]], %{{.*}}, %[[G]] : i1, f32, f32 -> f32
 // CHECK-NEXT:        tile.store %[[R]], %out0[%[[C]]] stride %{{.*}} "contiguous" : f32 -> f32
-// CHECK-NEXT:      } {tile.inner}
-// CHECK-NEXT:    } {tile.rows}
+// CHECK-NEXT:    } {tile.inner}
 // CHECK-NEXT:  } {tile.tiles}
 // CHECK-NEXT:  func.return
 // CHECK-NOT:   ew.yield
