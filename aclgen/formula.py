@@ -36,6 +36,7 @@ class Formula:
         self.options = options
         n = len(in_dtypes) + len(out_dtypes)
         self.kernel: Kernel = op.kernel(Variant(in_dtypes, out_dtypes, 1, ("contiguous",) * n), options)
+        self._param_names = tuple(p.name for p in op.params)
 
     @property
     def ir(self) -> dict[str, str]:
@@ -48,22 +49,26 @@ class Formula:
     def __call__(self, *arrays, out=None, **params):
         if len(arrays) != len(self.op.inputs):
             raise TypeError(f"{self.op.name} takes {len(self.op.inputs)} tensors {self.op.inputs}, got {len(arrays)}")
-        missing = [p.name for p in self.op.params if p.name not in params]
-        if missing or set(params) - {p.name for p in self.op.params}:
-            raise TypeError(f"{self.op.name} takes parameters {[p.name for p in self.op.params]}, got {sorted(params)}")
+        names = self._param_names
+        if len(params) != len(names) or any(n not in params for n in names):
+            raise TypeError(f"{self.op.name} takes parameters {list(names)}, got {sorted(params)}")
         ins = []
         for name, a, want in zip(self.op.inputs, arrays, self.in_dtypes):
-            a = np.asarray(a)
+            a = a if type(a) is np.ndarray else np.asarray(a)
             if a.dtype != want.np_dtype:
                 raise TypeError(f"{self.op.name}: {name} must be {want.name}, got {a.dtype}")
             ins.append(a)
-        shape = np.broadcast_shapes(*(a.shape for a in ins))
+        shape = ins[0].shape
+        if any(a.shape != shape for a in ins):
+            shape = np.broadcast_shapes(*(a.shape for a in ins))
         outs = out if isinstance(out, (tuple, list)) else [out] * len(self.out_dtypes) if out is None else [out]
         outs = [np.empty(shape, d.np_dtype) if o is None else o for o, d in zip(outs, self.out_dtypes)]
         for o, d in zip(outs, self.out_dtypes):
+            if not isinstance(o, np.ndarray):
+                raise TypeError(f"{self.op.name}: out must be a numpy array, got {type(o).__name__}")
             if o.shape != shape or o.dtype != d.np_dtype:
                 raise ValueError(f"{self.op.name}: out must be {d.name} of shape {shape}, got {o.dtype} {o.shape}")
-        launch(self.op, ins, outs, [float(params[p.name]) for p in self.op.params], self.options)
+        launch(self.op, ins, outs, [float(params[n]) for n in names], self.options)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 

@@ -8,13 +8,30 @@ operand); `Launch` packs the launch record (aclgen.abi) once and calls the kerne
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from aclgen.codegen.target import last_level_cache_bytes
+
 LAYOUT_OF_STRIDE = {1: "contiguous", 0: "broadcast"}
+PARALLEL_MIN = 1 << 15  # below this many elements one thread beats the (native, ~1 us) handoff
+
+
+def threads_for(numel: int, threads: int) -> int:
+    """Threads a call of `numel` elements runs on: `threads` only where they pay."""
+    return threads if numel >= PARALLEL_MIN else 1
+
+
+def options_for(options, moved_bytes: int):
+    """`options` (aclgen.kernel.Options) for a call moving `moved_bytes`: streaming stores once
+    the operands outgrow the last-level cache (below it they halve the speed)."""
+    if moved_bytes > last_level_cache_bytes() and not options.nontemporal:
+        return dataclasses.replace(options, nontemporal=True)
+    return options
 
 
 @dataclass(frozen=True)

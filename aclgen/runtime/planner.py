@@ -11,12 +11,10 @@ views of x and out) or, for a staged output, "workspace offset plus delta".
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
-from aclgen.codegen.target import last_level_cache_bytes
 from aclgen.kernel import Variant
-from aclgen.launch import Launch, broadcast_strides, plan
+from aclgen.launch import Launch, broadcast_strides, options_for, plan, threads_for
 from aclgen.ops.operator import Operator
 from aclgen.runtime import checks
 from aclgen.runtime import constants as C
@@ -25,7 +23,6 @@ from aclgen.runtime.soc import settings
 from aclgen.runtime.tensor import AclTensor, contiguous_strides
 
 ALIGN = 64
-PARALLEL_MIN = 1 << 15  # below this many elements one thread beats the (native, ~1 us) handoff
 CACHE_LIMIT = 4096
 MEMO = True  # remember checked calls (`reuse`); benchmarks turn it off to time the full checks
 
@@ -42,7 +39,7 @@ class Template:
 
     def __init__(self, kernel, meta, numel, sources, threads):
         # big calls run on the native pool inside the call (threads only where they pay)
-        self.threads = threads if numel >= PARALLEL_MIN else 1
+        self.threads = threads_for(numel, threads)
         self.kernel, self.cfunc = kernel, kernel.call("i" * (kernel.meta_layout.n_operands + 1) + "ii", self.threads)
         self.meta, self.numel, self.sources = meta, numel, sources
         self.meta_ptr = meta.ctypes.data  # `.ctypes` costs microseconds: read it once
@@ -201,9 +198,6 @@ def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options
     dtypes_out = tuple(C.KERNEL_DTYPE[tensors[n_in + (-1 - v[0] if v[0] < 0 else v[0] - n_in)].dtype]
                        for v in views_out)
     variant = Variant(dtypes_in, dtypes_out, p.rank, p.layouts)
-    moved = p.numel * sum(t.itemsize for t in tensors)
-    if moved > last_level_cache_bytes() and not options.nontemporal:
-        options = dataclasses.replace(options, nontemporal=True)  # streaming stores pay past L3
-    kernel = op.kernel(variant, options)
+    kernel = op.kernel(variant, options_for(options, p.numel * sum(t.itemsize for t in tensors)))
     meta = Launch(kernel, p, [0] * len(operands), slots).meta
     return Template(kernel, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands), threads)
