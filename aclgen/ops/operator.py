@@ -7,8 +7,6 @@ compiles (or fetches) the variant a call needs; `launch()` runs it on numpy view
 
 from __future__ import annotations
 
-import functools
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,8 +16,8 @@ import numpy as np
 from aclgen import cache
 from aclgen import dtypes as dt
 from aclgen.kernel import Kernel, Options, Param, Variant
-from aclgen.knobs import knobs
 from aclgen.launch import Launch, Operand, broadcast_strides, f32_bits, options_for, plan, threads_for
+from aclgen.runtime.soc import settings
 
 SOCS = ("Ascend910", "Ascend910B", "Ascend910_93", "Ascend310P", "Ascend950")
 DEFAULT_SOC = "Ascend910B"
@@ -138,15 +136,14 @@ def launch(
     """
     inputs = [a if type(a) is np.ndarray else np.asarray(a).view(np.ndarray) for a in inputs]
     staged = [
-        any(np.may_share_memory(o, i) and np.shares_memory(o, i) and not _same_view(o, i) for i in inputs)
-        or o.ndim and not o.flags.writeable
+        any(np.shares_memory(o, i) and not _same_view(o, i) for i in inputs) or o.ndim and not o.flags.writeable
         for o in outputs
     ]
-    targets = [np.empty(o.shape, o.dtype) if s else o for o, s in zip(outputs, staged)]
-    targets = [t if type(t) is np.ndarray else t.view(np.ndarray) for t in targets]
+    targets = [np.empty(o.shape, o.dtype) if s else o if type(o) is np.ndarray else o.view(np.ndarray)
+               for o, s in zip(outputs, staged)]
     arrays = (*inputs, *targets)
     options = options or Options.from_knobs()
-    threads = knobs().threads or _cores()
+    threads = settings().threads  # ACLGEN_THREADS, 0 = every core
     key = (op.name, op.formula, options, threads, tuple(params), *[(a.shape, a.strides, a.dtype) for a in arrays])
     entry = _launches.get(key)
     if entry is None:
@@ -160,11 +157,6 @@ def launch(
     for o, t, s in zip(outputs, targets, staged):
         if s:
             o[...] = t
-
-
-@functools.cache
-def _cores() -> int:
-    return os.cpu_count() or 1  # a few microseconds a call: read it once
 
 
 def _plan_launch(op: Operator, inputs, targets, params, options: Options, threads: int) -> tuple:
