@@ -2,9 +2,17 @@
 through Ascend's aclnn API.
 
     import aclgen.ops                       # the five built-in operators on numpy arrays
-    from aclgen import compile, select      # your own operators
+    import aclgen.aclnn                     # their two-phase API (and every declared operator's)
+
+    @aclgen.operator("LeakyReluBackward", inputs=("gradOutput", "self"), outputs=("gradInput",),
+                     scalars=("negativeSlope",))
+    def leaky_relu_backward(g, x, negative_slope):       # your own operator, every face
+        return aclgen.select(x > 0.0, g, g * negative_slope)
+
+    fn = aclgen.compile(formula, dtypes="float16")      # the quick path: no aclnn name needed
 """
 
+from aclgen.declaration import DeclarationError, Example, KernelOperands, Scalar, registered
 from aclgen.frontend.dsl import (
     FormulaError,
     absolute,
@@ -23,17 +31,27 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # `compile` and `Formula` bring in the operator machinery; `import aclgen` stays light.
-    if name in ("compile", "Formula"):
+    # The runtime (numpy views, the native layer) loads on first use: `import aclgen` stays light.
+    if name in ("operator", "Function", "OperatorError"):
+        from aclgen.runtime import function
+
+        return {"operator": function.operator, "Function": function.Function,
+                "OperatorError": function.OperatorError}[name]
+    if name == "compile":
         from aclgen import formula
 
-        return getattr(formula, name)
+        return formula.compile
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
-    "Formula",
+    "DeclarationError",
+    "Example",
     "FormulaError",
+    "Function",
+    "KernelOperands",
+    "OperatorError",
+    "Scalar",
     "absolute",
     "compile",
     "exp",
@@ -42,6 +60,8 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "operator",
+    "registered",
     "select",
     "sigmoid",
     "where",

@@ -10,7 +10,10 @@ iteration space; a thread split is a partition of `[0, numel)`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -31,3 +34,16 @@ class MetaLayout:
     @property
     def size(self) -> int:
         return self.rank + self.n_operands * self.rank + self.n_params
+
+
+def pack(layout: MetaLayout, dims: Sequence[int], strides: Sequence[Sequence[int]], params: Sequence[int]) -> np.ndarray:
+    """The launch record of one call geometry: `dims`, each operand's element `strides` (inputs
+    then outputs) and the parameters' 8-byte slots (aclgen.runtime.planner computes them)."""
+    meta = np.zeros(layout.size, dtype=np.int64)
+    meta[: layout.rank] = dims
+    for o, st in enumerate(strides):
+        at = layout.stride(o, 0)
+        meta[at : at + layout.rank] = st
+    for j, p in enumerate(params):
+        meta[layout.param(j)] = p
+    return meta

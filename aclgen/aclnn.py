@@ -3,28 +3,26 @@
     workspace_size, executor, ret = aclnn.aclnnHardswishBackwardGetWorkspaceSize(g, x, out)
     ret = aclnn.aclnnHardswishBackward(workspace, workspace_size, executor, stream)
 
-Phase 1 runs the operator's own check sequence (in its file under `aclgen/ops/`) and plans the
-call; phase 2 checks executor, workspace and stream and runs now (stream None) or enqueues.
-Nothing raises: failures return SPEC's status and leave a message for acl.get_recent_err_msg().
+Both functions exist for every declared operator (aclgen.declaration's registry: the built-ins
+of aclgen.ops and any `@aclgen.operator` of the user's), made from the declaration on first
+access. Phase 1 runs the operator's checks and plans the call; phase 2 checks executor,
+workspace and stream and runs now (stream None) or enqueues. Nothing raises: failures return
+SPEC's status and leave a message for acl.get_recent_err_msg().
 """
 
 from __future__ import annotations
 
-from importlib import import_module as _import_module
+import inspect
+import re
 
+import aclgen.ops as _ops  # noqa: F401  (the built-ins declare themselves)
+from aclgen.declaration import lookup as _lookup
+from aclgen.declaration import on_change as _on_change
+from aclgen.declaration import registered as _registered
+from aclgen.runtime import api as _api
 from aclgen.runtime import constants as _C
-from aclgen.runtime.errors import AclError as _AclError
-from aclgen.runtime.errors import fail as _fail
 from aclgen.runtime.executor import destroy as _destroy
-from aclgen.runtime.executor import execute as _execute
 from aclgen.runtime.executor import set_repeatable as _set_repeatable
-
-# The operator modules (`aclgen.ops` re-exports functions under the same names, so import by path).
-_hardswish = _import_module("aclgen.ops.hardswish_backward")
-_selu = _import_module("aclgen.ops.selu_backward")
-_softshrink = _import_module("aclgen.ops.softshrink_backward")
-_swiglu = _import_module("aclgen.ops.swi_glu_grad")
-_threshold = _import_module("aclgen.ops.threshold_backward")
 
 ACLNN_SUCCESS = _C.ACLNN_SUCCESS
 ACLNN_ERR_PARAM_NULLPTR = _C.ACLNN_ERR_PARAM_NULLPTR
@@ -35,56 +33,7 @@ ACLNN_ERR_INNER_TILING_ERROR = _C.ACLNN_ERR_INNER_TILING_ERROR
 ACLNN_ERR_INNER_CREATE_EXECUTOR = _C.ACLNN_ERR_INNER_CREATE_EXECUTOR
 ACLNN_ERR_INNER_NULLPTR = _C.ACLNN_ERR_INNER_NULLPTR
 
-
-def _phase1(binding, api: str, *args):
-    """(workspace_size, executor, ACLNN_SUCCESS) or (0, None, status) with the message set."""
-    try:
-        ex = binding(*args)
-    except _AclError as e:
-        return 0, None, _fail(e.status, e.message)
-    except Exception as e:  # a compiler or runtime bug: reported, never raised into the caller
-        return 0, None, _fail(_C.ACLNN_ERR_INNER, f"{api}: internal error: {type(e).__name__}: {e}")
-    return ex.workspace_size, ex, 0
-
-
-def aclnnHardswishBackwardGetWorkspaceSize(gradOutput, self, out):
-    return _phase1(_hardswish.get_workspace_size, _hardswish.API, gradOutput, self, out)
-
-
-def aclnnHardswishBackward(workspace, workspaceSize, executor, stream):
-    return _execute(_hardswish.API, workspace, workspaceSize, executor, stream)
-
-
-def aclnnSeluBackwardGetWorkspaceSize(gradOutput, result, gradInput):
-    return _phase1(_selu.get_workspace_size, _selu.API, gradOutput, result, gradInput)
-
-
-def aclnnSeluBackward(workspace, workspaceSize, executor, stream):
-    return _execute(_selu.API, workspace, workspaceSize, executor, stream)
-
-
-def aclnnSoftshrinkBackwardGetWorkspaceSize(gradOutput, self, lambd, gradInput):
-    return _phase1(_softshrink.get_workspace_size, _softshrink.API, gradOutput, self, lambd, gradInput)
-
-
-def aclnnSoftshrinkBackward(workspace, workspaceSize, executor, stream):
-    return _execute(_softshrink.API, workspace, workspaceSize, executor, stream)
-
-
-def aclnnSwiGluGradGetWorkspaceSize(yGrad, x, dim, out):
-    return _phase1(_swiglu.get_workspace_size, _swiglu.API, yGrad, x, dim, out)
-
-
-def aclnnSwiGluGrad(workspace, workspaceSize, executor, stream):
-    return _execute(_swiglu.API, workspace, workspaceSize, executor, stream)
-
-
-def aclnnThresholdBackwardGetWorkspaceSize(gradOutput, self, threshold, out):
-    return _phase1(_threshold.get_workspace_size, _threshold.API, gradOutput, self, threshold, out)
-
-
-def aclnnThresholdBackward(workspace, workspaceSize, executor, stream):
-    return _execute(_threshold.API, workspace, workspaceSize, executor, stream)
+_made: set[str] = set()  # names of the functions made so far (kept in globals for speed)
 
 
 def aclSetAclOpExecutorRepeatable(executor) -> int:
@@ -94,3 +43,61 @@ def aclSetAclOpExecutorRepeatable(executor) -> int:
 
 def aclDestroyAclOpExecutor(executor) -> int:
     return _destroy(executor)
+
+
+def _phase1(op):
+    names = op.arg_names
+
+    def get_workspace_size(*args, **kwargs):
+        if kwargs:
+            args = _bind(get_workspace_size, args, kwargs)
+        return _api.phase1(op, args)
+
+    get_workspace_size.__name__ = get_workspace_size.__qualname__ = f"{op.api}GetWorkspaceSize"
+    get_workspace_size.__doc__ = (f"{op.signature} -> (workspace_size, executor, status): check the arguments "
+                                  f"and plan the call.")
+    get_workspace_size.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return get_workspace_size
+
+
+def _phase2(op):
+    def run(workspace, workspaceSize, executor, stream):  # noqa: N803  (CANN's names)
+        return _api.phase2(op, workspace, workspaceSize, executor, stream)
+
+    run.__name__ = run.__qualname__ = op.api
+    run.__doc__ = f"{op.api}(workspace, workspaceSize, executor, stream) -> status: run the planned call."
+    return run
+
+
+def _bind(f, args, kwargs) -> tuple:
+    return tuple(inspect.signature(f).bind(*args, **kwargs).arguments.values())
+
+
+_NAME = re.compile(r"aclnn(\w+?)(GetWorkspaceSize)?")
+
+
+def __getattr__(name: str):
+    m = _NAME.fullmatch(name)
+    op = _lookup(m.group(1)) if m else None
+    if op is None or op.name != m.group(1):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    f = _phase1(op) if m.group(2) else _phase2(op)
+    globals()[name] = f
+    _made.add(name)
+    return f
+
+
+def __dir__() -> list[str]:
+    ops = [n for op in _registered().values() for n in (f"{op.api}GetWorkspaceSize", op.api)]
+    return sorted({*globals(), *ops})
+
+
+def _forget_made() -> None:
+    """A declaration was added or removed: functions are made again from the registry."""
+    for name in _made:
+        globals().pop(name, None)
+    _made.clear()
+
+
+_on_change(_forget_made)

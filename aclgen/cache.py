@@ -1,4 +1,4 @@
-"""The compile cache: kernels in memory and on disk (`ACLGEN_CACHE_DIR`).
+"""The compile cache: kernels in memory (`kernels`) and on disk (`ACLGEN_CACHE_DIR`).
 
 Key (sha256 of a JSON document, `key_material`): operator name, a digest of the formula's
 bytecode (constants, names, the values of the globals and closure cells it reads, and the
@@ -414,6 +414,38 @@ def fetch(formula: Callable, name: str, variant: Variant, params: Sequence[Param
     # When someone reads the stages this compile skipped, keep them in the entry too.
     kernel.ir._on_complete = lambda full: store(path, key, kernel, full)
     return kernel
+
+
+# ------------------------------------------------------------------------- the memory tier
+
+
+class Kernels:
+    """This process's kernels by (operator, variant, options); a variant not seen yet comes
+    from `fetch` (disk or compiler). `op` is an aclgen.declaration.Operator, compared by identity:
+    two declarations may share a name but not their kernels."""
+
+    def __init__(self):
+        self._kernels: dict[tuple, Kernel] = {}
+        self._lock = threading.Lock()
+
+    def get(self, op, variant: Variant, options: Options) -> Kernel:
+        key = (op, variant, options)
+        k = self._kernels.get(key)
+        if k is not None:
+            stats["memory_hits"] += 1
+            return k
+        with self._lock:
+            k = self._kernels.get(key)
+            if k is None:
+                k = fetch(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, options)
+                self._kernels[key] = k
+        return k
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+
+kernels = Kernels()
 
 
 # ---------------------------------------------------------------------------- info and clear

@@ -109,7 +109,7 @@ def _translate(module: ModuleOp) -> str:
 
 def _spec(options: Options) -> str:
     return pipeline.default_spec(
-        options.tile_size, options.width, options.fma, options.noalias, options.threads, options.nontemporal
+        options.tile_size, options.width, options.fma, options.noalias, options.nontemporal
     )
 
 

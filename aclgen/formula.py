@@ -1,75 +1,35 @@
-"""`aclgen.compile`: user-defined elementwise operators, compiled like the built-in five.
+"""`aclgen.compile`: the quick path to an operator, without an aclnn name or SoC lists.
 
     from aclgen import compile, select
 
     def leaky_backward(g, x, slope):
         return select(x > 0.0, g, g * slope)
 
-    op = compile(leaky_backward, dtypes="float16", params=("slope",))
-    y = op(g, x, slope=0.01)           # numpy in, numpy out; broadcasting, any strides
-    print(op.kernel.ir["llvm"])        # the default variant's stages (rank 1, contiguous)
+    fn = compile(leaky_backward, dtypes="float16", params=("slope",))
+    y = fn(g, x, slope=0.01)           # numpy in, numpy out; broadcasting, any strides
+    print(fn.kernel.ir["llvm"])        # the default variant's stages (rank 1, contiguous)
 
-Arguments of the formula named in `params` are f32 scalars; the others are tensors.
+It declares an operator (aclgen.declaration) that is not registered: arguments named in
+`params` are f32 scalars, the others tensors of exactly the given dtypes, outputs of
+`out_dtypes`. The result is the same kind of object `@aclgen.operator` returns (a
+aclgen.runtime.function.Function: the same planner, native pool, replays), with the default
+variant compiled at once so a formula the DSL cannot trace fails here, naming its line.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from aclgen import dtypes as dt
+from aclgen.declaration import declare
 from aclgen.frontend.dsl import FormulaError
-from aclgen.kernel import Kernel, Options, Param, Variant
-from aclgen.ops.operator import Operator, launch
-
-
-class Formula:
-    """A compiled user formula: callable on numpy arrays; variants compile on first use."""
-
-    def __init__(self, fn: Callable, op: Operator, in_dtypes, out_dtypes, options: Options):
-        self.fn = fn
-        self.op = op
-        self.in_dtypes: tuple[dt.DType, ...] = in_dtypes
-        self.out_dtypes: tuple[dt.DType, ...] = out_dtypes
-        self.options = options
-        n = len(in_dtypes) + len(out_dtypes)
-        self.kernel: Kernel = op.kernel(Variant(in_dtypes, out_dtypes, 1, ("contiguous",) * n), options)
-        self._param_names = tuple(p.name for p in op.params)
-
-    @property
-    def ir(self) -> dict[str, str]:
-        return self.kernel.ir
-
-    @property
-    def asm(self) -> str:
-        return self.kernel.asm
-
-    def __call__(self, *arrays, out=None, **params):
-        if len(arrays) != len(self.op.inputs):
-            raise TypeError(f"{self.op.name} takes {len(self.op.inputs)} tensors {self.op.inputs}, got {len(arrays)}")
-        names = self._param_names
-        if len(params) != len(names) or any(n not in params for n in names):
-            raise TypeError(f"{self.op.name} takes parameters {list(names)}, got {sorted(params)}")
-        ins = []
-        for name, a, want in zip(self.op.inputs, arrays, self.in_dtypes):
-            a = a if type(a) is np.ndarray else np.asarray(a)
-            if a.dtype != want.np_dtype:
-                raise TypeError(f"{self.op.name}: {name} must be {want.name}, got {a.dtype}")
-            ins.append(a)
-        shape = ins[0].shape
-        if any(a.shape != shape for a in ins):
-            shape = np.broadcast_shapes(*(a.shape for a in ins))
-        outs = out if isinstance(out, (tuple, list)) else [out] * len(self.out_dtypes) if out is None else [out]
-        outs = [np.empty(shape, d.np_dtype) if o is None else o for o, d in zip(outs, self.out_dtypes)]
-        for o, d in zip(outs, self.out_dtypes):
-            if not isinstance(o, np.ndarray):
-                raise TypeError(f"{self.op.name}: out must be a numpy array, got {type(o).__name__}")
-            if o.shape != shape or o.dtype != d.np_dtype:
-                raise ValueError(f"{self.op.name}: out must be {d.name} of shape {shape}, got {o.dtype} {o.shape}")
-        launch(self.op, ins, outs, [float(params[n]) for n in names], self.options)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+from aclgen.kernel import Options
+from aclgen.runtime import constants as C
+from aclgen.runtime.function import Function
 
 
 def _per_arg(spec, names: Sequence[str], what: str) -> tuple[dt.DType, ...]:
@@ -88,6 +48,24 @@ def _per_arg(spec, names: Sequence[str], what: str) -> tuple[dt.DType, ...]:
     return tuple(dt.dtype(spec) for _ in names)
 
 
+def _exact_dtypes(in_dtypes, out_dtypes):
+    """The check of a compiled formula: each tensor of exactly its compiled dtype, inputs
+    broadcast, outputs of the broadcast shape (any rank)."""
+    want = [C.CODE_OF_DTYPE[d.name] for d in (*in_dtypes, *out_dtypes)]
+
+    def check(call) -> None:
+        call.present()
+        op = call.op
+        for name, code in zip((*op.inputs, *op.outputs), want):
+            t = call.tensor(name)
+            if t.dtype != code:
+                raise call.error(C.ACLNN_ERR_PARAM_INVALID, f"{name} dtype {C.dtype_name(t.dtype)} must be "
+                                                            f"{C.dtype_name(code)} (the dtype it was compiled for)")
+        call.out_shape(call.broadcast())
+
+    return check
+
+
 def compile(
     fn: Callable,
     dtypes="float32",
@@ -96,11 +74,11 @@ def compile(
     out_dtypes=None,
     name: str | None = None,
     **options,
-) -> Formula:
+) -> Function:
     """Compile formula `fn` for tensor `dtypes` (one dtype, a list or a {name: dtype} dict).
 
     `out_dtypes` defaults to the first input's dtype for every output; `options` are
-    `aclgen.compiler.Options` fields (tile_size, width, fma, opt_level, ...).
+    `aclgen.kernel.Options` fields (tile_size, width, fma, opt_level, ...).
     """
     sig = inspect.signature(fn)
     args = [p.name for p in sig.parameters.values()]
@@ -115,21 +93,48 @@ def compile(
 
     from aclgen.frontend.tracer import count_outputs  # counting outputs traces the formula
 
-    prms = tuple(Param(p) for p in params)
     types = dict(zip(tensors, (d.ir_type for d in in_dtypes)))
-    n_out = count_outputs(fn, [types.get(a, f32) for a in args])
-    outs = tuple(f"out{i}" for i in range(n_out))
+    outs = [f"out{i}" for i in range(count_outputs(fn, [types.get(a, f32) for a in args]))]
     out_d = _per_arg(out_dtypes if out_dtypes is not None else in_dtypes[0].name, outs, "out_dtypes")
-    op = Operator(
-        name=name or fn.__name__.replace("<lambda>", "formula"),
-        aclnn="",
-        formula=_reordered(fn, args, tensors, list(params)),
-        inputs=tuple(tensors),
+    python_name = name or fn.__name__.replace("<lambda>", "formula")
+    op = declare(
+        _camel(python_name),
+        _reordered(fn, args, tensors, list(params)),
+        inputs=tensors,
         outputs=outs,
-        params=prms,
-        dtypes={"any": tuple(d.name for d in dt.ALL)},
+        scalars=params,
+        dtypes=sorted({d.name for d in (*in_dtypes, *out_d)}),
+        max_rank=None,
+        check=_exact_dtypes(in_dtypes, out_d),
+        result=_results(out_d),
+        options=Options.from_knobs(**options),
+        python_name=python_name,
     )
-    return Formula(fn, op, in_dtypes, out_d, Options.from_knobs(**options))
+    function = Function(op, names=[*tensors, *params], dtypes=in_dtypes)
+    function.kernel  # noqa: B018  (traced and compiled now: a formula's errors name the user's line)
+    return function
+
+
+def _results(out_dtypes):
+    """The outputs a call without `out` allocates: the inputs' broadcast shape, `out_dtypes`."""
+    codes = [C.CODE_OF_DTYPE[d.name] for d in out_dtypes]
+
+    def result(ins, attrs) -> list[tuple[tuple[int, ...], int]]:
+        shape: tuple[int, ...] = ()
+        if None not in ins:
+            try:
+                shape = tuple(np.broadcast_shapes(*(t.view_dims for t in ins)))
+            except ValueError:
+                shape = ins[0].view_dims  # the check names the failure
+        return [(shape, c) for c in codes]
+
+    return result
+
+
+def _camel(name: str) -> str:
+    """leaky_relu_backward -> LeakyReluBackward (the operator's aclnn-style name)."""
+    words = re.split(r"[^0-9A-Za-z]+", name)
+    return "".join(w[:1].upper() + w[1:] for w in words if w) or "Formula"
 
 
 def _reordered(fn: Callable, args: list[str], tensors: list[str], params: list[str]) -> Callable:
@@ -145,4 +150,6 @@ def _reordered(fn: Callable, args: list[str], tensors: list[str], params: list[s
         return fn(*by_pos)
 
     call.__wrapped__ = fn  # type: ignore[attr-defined]  # the tracer reports fn's own lines
+    call.__name__ = fn.__name__
+    call.__module__ = fn.__module__
     return call

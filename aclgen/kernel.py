@@ -1,6 +1,6 @@
 """Kernel handles, importable without the compiler.
 
-A `Kernel` is what a launch needs: the native entry point (its JIT engine kept alive with it),
+A `Kernel` is what a launch needs: the kernel's address (its JIT engine kept alive with it),
 the launch-record layout, the variant and options it was built for, per-stage compile seconds,
 and the text of every stage (`kernel.ir`). It is built either by the compiler
 (aclgen/compiler.py) or from an on-disk cache entry (aclgen/cache.py); the second way loads
@@ -59,7 +59,6 @@ class Options:
     fma: str = "auto"
     noalias: bool = False
     opt_level: int = 3
-    threads: int = 1
     nontemporal: bool = False  # streaming stores (for outputs larger than the caches)
 
     @staticmethod
@@ -187,32 +186,6 @@ class Kernel:
         self.address = self.native.address(self.name)
         n_ptrs = len(self.variant.inputs) + len(self.variant.outputs)
         self.meta_layout = MetaLayout(self.variant.rank, n_ptrs, len(self.params))
-        self._calls: dict[str, Any] = {}
-
-    @property
-    def cfunc(self):
-        """`cfunc(*pointers, meta, begin, end)` with Python ints: a CPython entry point made in
-        LLVM IR (aclgen.codegen.pycall; ~10x cheaper than a ctypes call), GIL released."""
-        return self.call("i" * (self.meta_layout.n_operands + 1) + "ii")
-
-    def call(self, kinds: str, threads: int = 1):
-        """The kernel as a builtin function taking arguments of `kinds` ("i" int, "a" ndarray);
-        with `threads` > 1 it splits its range over that many threads (aclgen.codegen.threads)."""
-        f = self._calls.get((kinds, threads))
-        if f is None:
-            from aclgen.codegen.pycall import fastcall
-
-            f = self._calls[(kinds, threads)] = fastcall(self.entry_address(threads), kinds, self.name)
-        return f
-
-    def entry_address(self, threads: int = 1) -> int:
-        """The kernel's address, or with `threads` > 1 that of a same-signature entry that splits
-        its range over the native pool (aclgen.codegen.threads), where there is one."""
-        if threads > 1:
-            from aclgen.codegen.threads import parallel_entry
-
-            return parallel_entry(self, threads) or self.address
-        return self.address
 
     @property
     def asm(self) -> str:
@@ -221,10 +194,6 @@ class Kernel:
     @property
     def stages(self) -> list[str]:
         return list(self.ir)
-
-    def __call__(self, pointers: Sequence[int], meta: int, begin: int, end: int) -> None:
-        """Run elements [begin, end) on raw pointers; callers (the launcher) check every bound."""
-        self.cfunc(*pointers, meta, begin, end)
 
 
 __all__ = ["CompileError", "Kernel", "Options", "Param", "STAGES", "StageTexts", "Variant"]

@@ -10,6 +10,7 @@
 | ACLGEN_SOC_VERSION | str | Ascend910B | no |
 | ACLGEN_CACHE_DIR | path | $XDG_CACHE_HOME/aclgen or ~/.cache/aclgen | no (where the cache lives) |
 | ACLGEN_ALWAYS_COMPILE | 0/1 | 0 | no (1: never read the on-disk cache; entries are still written) |
+| ACLGEN_DEBUG | 0/1 | 0 | no (1: the CLI shows Python tracebacks instead of one-line errors) |
 
 The cache key also holds what no knob sets: the formula's bytecode, dtypes, rank, layouts,
 parameter types, the host's triple/CPU/features, a hash of aclgen's own sources and the xdsl and
@@ -100,6 +101,12 @@ class Knobs:
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def debug() -> bool:
+    """ACLGEN_DEBUG: the CLI re-raises errors (tracebacks) instead of printing one line. Read on
+    its own, so that it works even while another ACLGEN_* variable is invalid."""
+    return os.environ.get("ACLGEN_DEBUG", "") not in ("", "0")
 
 
 def environ_keys(names) -> tuple[dict, list] | None:

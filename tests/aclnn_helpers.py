@@ -1,4 +1,4 @@
-"""Shared helpers of the runtime tests: tensors over numpy or runtime memory, the five APIs."""
+"""Shared helpers of the runtime tests: tensors over numpy or runtime memory, every operator's API."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
+from tests.registry import resolve
 
 NP = {
     acl.ACL_FLOAT: np.float32, acl.ACL_FLOAT16: np.float16, acl.ACL_BF16: ml_dtypes.bfloat16,
@@ -32,32 +33,26 @@ def s(value=1.0, dtype=acl.ACL_FLOAT):
     return scalar
 
 
-GWS = {
-    "hardswish": aclnn.aclnnHardswishBackwardGetWorkspaceSize,
-    "selu": aclnn.aclnnSeluBackwardGetWorkspaceSize,
-    "softshrink": aclnn.aclnnSoftshrinkBackwardGetWorkspaceSize,
-    "swiglu": aclnn.aclnnSwiGluGradGetWorkspaceSize,
-    "threshold": aclnn.aclnnThresholdBackwardGetWorkspaceSize,
-}
-RUN = {
-    "hardswish": aclnn.aclnnHardswishBackward,
-    "selu": aclnn.aclnnSeluBackward,
-    "softshrink": aclnn.aclnnSoftshrinkBackward,
-    "swiglu": aclnn.aclnnSwiGluGrad,
-    "threshold": aclnn.aclnnThresholdBackward,
-}
+def gws(op: str):
+    """aclnn<Op>GetWorkspaceSize of the operator `op` names (tests/registry.py's names)."""
+    return getattr(aclnn, f"{resolve(op).api}GetWorkspaceSize")
+
+
+def run(op: str):
+    """aclnn<Op> of the operator `op` names."""
+    return getattr(aclnn, resolve(op).api)
 
 
 def call(op: str, *args, stream=None) -> int:
     """Both phases with a runtime workspace when one is needed; returns the first failing code."""
-    ws, ex, ret = GWS[op](*args)
+    ws, ex, ret = gws(op)(*args)
     if ret:
         return ret
     ptr = None
     if ws:
         ptr, ret = acl.rt.malloc(ws, acl.ACL_MEM_MALLOC_HUGE_FIRST)
         assert ret == 0
-    ret = RUN[op](ptr, ws, ex, stream)
+    ret = run(op)(ptr, ws, ex, stream)
     if stream is not None and ret == 0:
         ret = acl.rt.synchronize_stream(stream)
     if ptr is not None:

@@ -10,19 +10,17 @@ import sys
 
 import numpy as np
 
-from aclgen.ops import operator as _operator  # noqa: F401  (first: a safe import order)
-import aclgen.acl as acl  # noqa: E402
-import aclgen.aclnn as aclnn  # noqa: E402
-from tests import reference as ref  # noqa: E402
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+from aclgen.declaration import REQUIRED
+from aclgen.tools.run import input_shapes
+from tests import declared_ops, reference as ref
+from tests.registry import builtins, resolve
 
 F, I8, B = acl.ACL_FLOAT, acl.ACL_INT8, acl.ACL_BF16
 ND = acl.ACL_FORMAT_ND
-GWS = {"hardswish": aclnn.aclnnHardswishBackwardGetWorkspaceSize, "selu": aclnn.aclnnSeluBackwardGetWorkspaceSize,
-       "softshrink": aclnn.aclnnSoftshrinkBackwardGetWorkspaceSize, "swiglu": aclnn.aclnnSwiGluGradGetWorkspaceSize,
-       "threshold": aclnn.aclnnThresholdBackwardGetWorkspaceSize}
-RUN = {"hardswish": aclnn.aclnnHardswishBackward, "selu": aclnn.aclnnSeluBackward,
-       "softshrink": aclnn.aclnnSoftshrinkBackward, "swiglu": aclnn.aclnnSwiGluGrad,
-       "threshold": aclnn.aclnnThresholdBackward}
+# every operator: the built-ins and the suite's own declarations, by Python name
+OPERATORS = {op.python_name: op for op in (*builtins(), *declared_ops.OPERATORS)}
 _keep = []  # host memory of the rows' tensors stays alive for the whole batch
 
 
@@ -45,29 +43,42 @@ def sc(v=1.0, dtype=F):
     return acl.create_scalar(v, dtype)
 
 
+def gws(op):
+    return getattr(aclnn, f"{resolve(op).api}GetWorkspaceSize")
+
+
+def run(op):
+    return getattr(aclnn, resolve(op).api)
+
+
 def args(op, g=None, x=None, out=None, p="default"):
-    """The GetWorkspaceSize arguments of `op` with defaults for what is not given."""
-    if op == "swiglu":
-        g = t((4, 2)) if g is None else g
-        x = t((4, 4)) if x is None else x
-        out = t((4, 4)) if out is None else out
-        return (g, x, -1 if p == "default" else p, out)
-    g = t() if g is None else g
-    x = t() if x is None else x
-    out = t() if out is None else out
-    if op in ("softshrink", "threshold"):
-        return (g, x, sc(0.5) if p == "default" else p, out)
-    return (g, x, out)
+    """The GetWorkspaceSize arguments of `op` (float32, outputs [4, 4]) with defaults for what is
+    not given: g, x and out replace the first input, the last input and the last output; `p`
+    the first scalar (aclScalars 0.5, int attributes their default)."""
+    o = resolve(op)
+    shapes = input_shapes(o, (4, 4))
+    ins = [t(s) for s in shapes]
+    if g is not None:
+        ins[0] = g
+    if x is not None:
+        ins[-1] = x
+    scalars = [(0 if s.default is REQUIRED else s.default) if s.kind == "int" else sc(0.5) for s in o.scalars]
+    if scalars and p != "default":
+        scalars[0] = p
+    outs = [t((4, 4)) for _ in o.outputs]
+    if out is not None:
+        outs[-1] = out
+    return (*ins, *scalars, *outs)
 
 
 def phase1(op, *a):
-    ws, ex, ret = GWS[op](*a)
+    ws, ex, ret = gws(op)(*a)
     return ret, acl.get_recent_err_msg() if ret else ""
 
 
 def both(op, *a, workspace="auto", ws_size=None, stream=None):
     """Both phases; a runtime workspace when one is needed ('auto')."""
-    ws, ex, ret = GWS[op](*a)
+    ws, ex, ret = gws(op)(*a)
     if ret:
         return ret, acl.get_recent_err_msg()
     ptr = None
@@ -75,7 +86,7 @@ def both(op, *a, workspace="auto", ws_size=None, stream=None):
         ptr, r = acl.rt.malloc(ws, 0)
     elif workspace != "auto":
         ptr = workspace
-    ret = RUN[op](ptr, ws if ws_size is None else ws_size, ex, stream)
+    ret = run(op)(ptr, ws if ws_size is None else ws_size, ex, stream)
     if ret == 0 and stream is not None:
         ret = acl.rt.synchronize_stream(stream)
     return ret, acl.get_recent_err_msg() if ret else ""
@@ -97,9 +108,9 @@ def destroyed_tensor():
 def free_between_phases():
     ptr, _ = acl.rt.malloc(32, 0)
     x = raw([4, 2], [2, 1], 0, [8], ptr)
-    ws, ex, ret = GWS["hardswish"](x, x, x)
+    ws, ex, ret = gws("hardswish")(x, x, x)
     acl.rt.free(ptr)
-    ret = RUN["hardswish"](None, ws, ex, None)
+    ret = run("hardswish")(None, ws, ex, None)
     return ret, acl.get_recent_err_msg()
 
 
@@ -110,13 +121,13 @@ def staged_call(op="hardswish", shift=1, workspace="auto", ws_delta=0):
     src = buf.copy()
     x_t = acl.from_numpy(buf[:60])
     out_t = acl.from_numpy(buf[shift:shift + 60])
-    ws, ex, ret = GWS[op](acl.from_numpy(g), x_t, out_t)
+    ws, ex, ret = gws(op)(acl.from_numpy(g), x_t, out_t)
     if ret:
         return ret, acl.get_recent_err_msg()
     ptr = workspace
     if workspace == "auto":
         ptr = acl.rt.malloc(ws, 0)[0] if ws else None
-    ret = RUN[op](ptr, ws + ws_delta, ex, None)
+    ret = run(op)(ptr, ws + ws_delta, ex, None)
     if ret:
         return ret, acl.get_recent_err_msg()
     want = ref.hardswish_backward(g, src[:60])
@@ -129,33 +140,33 @@ def swiglu_staged():
     x0 = buf[:32].reshape(4, 8).copy()
     g = np.linspace(-1, 1, 16).astype(np.float32).reshape(4, 4)
     out_t = acl.from_numpy(buf[5:37].reshape(4, 8))
-    ws, ex, ret = GWS["swiglu"](acl.from_numpy(g), acl.from_numpy(buf[:32].reshape(4, 8)), -1, out_t)
+    ws, ex, ret = gws("swiglu")(acl.from_numpy(g), acl.from_numpy(buf[:32].reshape(4, 8)), -1, out_t)
     ptr, _ = acl.rt.malloc(max(ws, 1), 0)
-    ret = RUN["swiglu"](ptr, ws, ex, None)
+    ret = run("swiglu")(ptr, ws, ex, None)
     ok = ret == 0 and ws > 0 and not ref.swi_glu_grad_violations(buf[5:37].reshape(4, 8), g, x0, -1).any()
     return (0 if ok else -1), f"staged workspace {ws} bytes, result {'correct' if ok else 'WRONG'}"
 
 
 def executor_misuse(kind):
     g = t()
-    ws, ex, ret = GWS["hardswish"](g, g, t())
+    ws, ex, ret = gws("hardswish")(g, g, t())
     if kind == "consumed":
-        RUN["hardswish"](None, ws, ex, None)
+        run("hardswish")(None, ws, ex, None)
     elif kind == "destroyed":
         aclnn.aclDestroyAclOpExecutor(ex)
     elif kind == "other-op":
-        return RUN["selu"](None, ws, ex, None), acl.get_recent_err_msg()
+        return run("selu")(None, ws, ex, None), acl.get_recent_err_msg()
     elif kind == "destroy-twice":
         aclnn.aclDestroyAclOpExecutor(ex)
         return aclnn.aclDestroyAclOpExecutor(ex), acl.get_recent_err_msg()
     elif kind == "repeatable-after-run":
-        RUN["hardswish"](None, ws, ex, None)
+        run("hardswish")(None, ws, ex, None)
         return aclnn.aclSetAclOpExecutorRepeatable(ex), acl.get_recent_err_msg()
     elif kind == "repeatable-destroyed":
         aclnn.aclSetAclOpExecutorRepeatable(ex)
-        RUN["hardswish"](None, ws, ex, None)
+        run("hardswish")(None, ws, ex, None)
         aclnn.aclDestroyAclOpExecutor(ex)
-    return RUN["hardswish"](None, ws, ex, None), acl.get_recent_err_msg()
+    return run("hardswish")(None, ws, ex, None), acl.get_recent_err_msg()
 
 
 def stream_destroyed():
@@ -177,16 +188,61 @@ def soc(name, fn):
         acl.set_soc_version(None)
 
 
+SLOTS = ("first-input", "last-input", "last-output")
+
+
+def slot_index(op, slot) -> int:
+    """The position in the C arguments of a slot of SLOTS."""
+    o = resolve(op)
+    return {"first-input": 0, "last-input": len(o.inputs) - 1, "last-output": len(o.arg_names) - 1}[slot]
+
+
+def _replace(op, slot, v):
+    a = list(args(op))
+    a[slot_index(op, slot)] = v
+    return tuple(a)
+
+
+def _all(op, shape=(4, 4), dtype=F):
+    """Every tensor of `shape` and `dtype`, scalars 0.5."""
+    o = resolve(op)
+    return (*[t(shape, dtype) for _ in o.inputs], *[sc(0.5) for _ in o.scalars], *[t(shape, dtype) for _ in o.outputs])
+
+
+def _mixed(op):
+    """The first input bfloat16, every other tensor float32."""
+    a = list(_all(op))
+    a[0] = t((4, 4), B)
+    return tuple(a)
+
+
+def _bad_shapes(op):
+    """The last input [3, 4] next to [4, 4]: not broadcastable, and not the same shape."""
+    return args(op, x=t((3, 4)))
+
+
+def _outside(op):
+    """The first input a view reaching one element past its storage."""
+    return args(op, g=raw([4, 4], [4, 1], 1, [16], _host(17)))
+
+
+def _rank9(op):
+    o = resolve(op)
+    nine = (1,) * 9
+    return (*[t(nine) for _ in o.inputs], *[sc(0.5) for _ in o.scalars], *[t(nine) for _ in o.outputs])
+
+
 HUGE = 2**40
 ROWS = {
-    # --- wrong argument types and None, every tensor slot of every operator -------------------
-    **{f"{op}-{slot}-{kind}": (lambda op=op, slot=slot, v=v: phase1(op, *_replace(args(op), slot, v())))
-       for op in GWS for slot in (0, 1, -1)
+    # --- wrong argument types and None: first input, last input, last output of every operator --
+    **{f"{op}-{slot}-{kind}": (lambda op=op, slot=slot, v=v: phase1(op, *_replace(op, slot, v())))
+       for op in OPERATORS for slot in SLOTS
        for kind, v in (("none", lambda: None), ("str", lambda: "tensor"), ("float", lambda: 1.5),
                        ("list", lambda: [1.0, 2.0]), ("ndarray", lambda: np.zeros((4, 2), np.float32)),
                        ("scalar", lambda: sc()), ("destroyed", destroyed_tensor))},
+    # --- ... and of every aclScalar parameter ---------------------------------------------------
     **{f"{op}-param-{kind}": (lambda op=op, v=v: phase1(op, *args(op, p=v())))
-       for op in ("softshrink", "threshold")
+       for op, o in OPERATORS.items() if o.scalars and o.scalars[0].kind != "int"
        for kind, v in (("none", lambda: None), ("str", lambda: "0.5"), ("float", lambda: 0.5),
                        ("tensor", lambda: t()), ("destroyed", lambda: _destroyed_scalar()))},
     **{f"swiglu-dim-{kind}": (lambda v=v: phase1("swiglu", *args("swiglu", p=v)))
@@ -216,8 +272,13 @@ ROWS = {
     "swiglu-dim-out-of-range": lambda: phase1("swiglu", t((4, 2)), t((4, 4)), 2, t((4, 4))),
     "swiglu-0d": lambda: phase1("swiglu", t(()), t(()), 0, t(())),
     "swiglu-ygrad-shape": lambda: phase1("swiglu", t((4, 4)), t((4, 4)), -1, t((4, 4))),
-    **{f"{op}-rank9": (lambda op=op: phase1(op, *args(op, g=t((1,) * 9), x=t((1,) * 9), out=t((1,) * 9))))
-       for op in ("hardswish", "softshrink", "threshold")},
+    **{f"{op}-rank9": (lambda op=op: phase1(op, *_rank9(op))) for op, o in OPERATORS.items() if o.max_rank == 8},
+    # --- SPEC §6's default checks, in order, for every operator that declares no check of its own -
+    **{f"{op}-default-{kind}": (lambda op=op, make=make: phase1(op, *make(op)))
+       for op, o in OPERATORS.items() if o.check is None
+       for kind, make in (("int8", lambda op: _all(op, dtype=I8)), ("mixed-dtypes", _mixed),
+                          ("rank9", _rank9), ("shapes", _bad_shapes), ("out-shape", lambda op: args(op, out=t((8,)))),
+                          ("view-outside-storage", _outside), ("empty-ok", lambda op: _all(op, shape=(0, 3))))},
     "selu-rank9-ok": lambda: both("selu", t((1,) * 8 + (3,)), t((1,) * 8 + (3,)), t((1,) * 8 + (3,))),
     "swiglu-rank9-ok": lambda: both("swiglu", t((1,) * 8 + (2,)), t((1,) * 8 + (4,)), -1, t((1,) * 8 + (4,))),
     # --- create_tensor misuse: None tensors then reach the operator -----------------------------
@@ -260,8 +321,8 @@ ROWS = {
     "workspace-not-runtime": lambda: staged_call(workspace=_host(64)),
     "workspace-size-negative": lambda: both("hardswish", *args("hardswish"), ws_size=-1),
     "workspace-size-str": lambda: both("hardswish", *args("hardswish"), ws_size="8"),
-    "executor-none": lambda: (RUN["hardswish"](None, 0, None, None), acl.get_recent_err_msg()),
-    "executor-str": lambda: (RUN["hardswish"](None, 0, "ex", None), acl.get_recent_err_msg()),
+    "executor-none": lambda: (run("hardswish")(None, 0, None, None), acl.get_recent_err_msg()),
+    "executor-str": lambda: (run("hardswish")(None, 0, "ex", None), acl.get_recent_err_msg()),
     "executor-consumed": lambda: executor_misuse("consumed"),
     "executor-destroyed": lambda: executor_misuse("destroyed"),
     "executor-other-op": lambda: executor_misuse("other-op"),
@@ -271,12 +332,6 @@ ROWS = {
     "stream-str": lambda: both("hardswish", *args("hardswish"), stream="stream"),
     "stream-destroyed": stream_destroyed,
 }
-
-
-def _replace(a, slot, v):
-    a = list(a)
-    a[slot] = v
-    return tuple(a)
 
 
 def _destroyed_scalar():

@@ -1,4 +1,4 @@
-"""Shared machinery of the hardening tests: the five operators as data, edge values, strided
+"""Shared machinery of the hardening tests: the operators (from the registry) as data, edge values, strided
 tensors over numpy or runtime memory, a bit-exact check of whole storage buffers (so a write
 outside the view is a failure too), the variant budget, and a subprocess runner.
 
@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 import ml_dtypes
 import numpy as np
 
-from aclgen.ops import operator as _operator  # first: `aclgen.acl` alone may hit an import cycle
-
-import aclgen.acl as acl  # noqa: E402
-import aclgen.aclnn as aclnn  # noqa: E402
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+from aclgen import cache
+from aclgen.declaration import Operator
 from tests import reference as ref
+from tests.registry import builtins, resolve, union_dtypes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -38,13 +39,44 @@ NAME_OF_NP = {v: k for k, v in NP.items()}
 
 @dataclass(frozen=True)
 class OpInfo:
-    key: str
-    api: str
-    n_in: int
-    param: str | None  # "lambd", "threshold", "dim" or None
-    broadcast: bool
-    dtypes: tuple[str, ...]  # the union over SoC profiles (int64: Ascend950 only)
-    exact: bool = True
+    """What the hardening tests need of a declared operator (see tests/registry.py)."""
+
+    op: Operator
+
+    @property
+    def key(self) -> str:
+        return self.op.python_name
+
+    @property
+    def api(self) -> str:
+        return self.op.api
+
+    @property
+    def n_in(self) -> int:
+        return len(self.op.inputs)
+
+    @property
+    def param(self) -> str | None:
+        """The scalar parameter's name ("lambd", "threshold", "dim") or None."""
+        return self.op.scalars[0].name if self.op.scalars else None
+
+    @property
+    def param_kind(self) -> str | None:
+        return self.op.scalars[0].kind if self.op.scalars else None
+
+    @property
+    def broadcast(self) -> bool:
+        return self.op.broadcast
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        """The union over SoC profiles (int64: Ascend950 only)."""
+        return union_dtypes(self.op)
+
+    @property
+    def exact(self) -> bool:
+        """Bit-exact against tests/reference.py, or held to an error bound (`<name>_violations`)."""
+        return not hasattr(ref, f"{self.op.python_name}_violations")
 
     @property
     def gws(self):
@@ -55,14 +87,14 @@ class OpInfo:
         return getattr(aclnn, self.api)
 
 
-OPS = {
-    "hardswish": OpInfo("hardswish", "aclnnHardswishBackward", 2, None, False, ("float32", "float16", "bfloat16")),
-    "selu": OpInfo("selu", "aclnnSeluBackward", 2, None, False, ("float32", "float16", "bfloat16", "int32", "int8")),
-    "softshrink": OpInfo("softshrink", "aclnnSoftshrinkBackward", 2, "lambd", True, ("float32", "float16", "bfloat16")),
-    "swiglu": OpInfo("swiglu", "aclnnSwiGluGrad", 2, "dim", False, ("float32", "float16", "bfloat16"), exact=False),
-    "threshold": OpInfo("threshold", "aclnnThresholdBackward", 2, "threshold", True,
-                        ("float32", "float16", "bfloat16", "int32", "int8", "uint8", "int64")),
-}
+class Ops(dict):
+    """OpInfo by Python name; also found by aclnn name or abbreviation (`OPS["swiglu"]`)."""
+
+    def __missing__(self, key: str) -> OpInfo:
+        return self[resolve(key).python_name]
+
+
+OPS = Ops({op.python_name: OpInfo(op) for op in builtins()})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -248,8 +280,8 @@ class VariantBudget:
 
     @contextmanager
     def active(self, op_name: str, limit: int):
-        cache = _operator.kernel_cache
-        orig = cache.get
+        kernels = cache.kernels
+        orig = kernels.get
         seen = self.seen.setdefault(op_name, set())
 
         def get(op, variant, options):
@@ -261,11 +293,11 @@ class VariantBudget:
                 seen.add(key)
             return orig(op, variant, options)
 
-        cache.get = get
+        kernels.get = get
         try:
             yield self
         finally:
-            del cache.get  # back to the class's method
+            del kernels.get  # back to the class's method
 
     def take_trip(self) -> bool:
         hit = getattr(self.tripped, "flag", False)

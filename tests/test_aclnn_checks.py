@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
-from tests.aclnn_helpers import GWS, s, t
+from tests.aclnn_helpers import gws, s, t
+from tests.registry import builtins, resolve
 
 F, H, B = acl.ACL_FLOAT, acl.ACL_FLOAT16, acl.ACL_BF16
 I8, I32, I64, U8 = acl.ACL_INT8, acl.ACL_INT32, acl.ACL_INT64, acl.ACL_UINT8
@@ -231,7 +232,7 @@ def test_check_table(case, soc):
     _, op, soc_name, build, status, message = case
     assert acl.set_soc_version(soc_name) == 0
     args = build()
-    ws, executor, ret = GWS[op](*args)
+    ws, executor, ret = gws(op)(*args)
     if status == 0:
         assert ret == 0, acl.get_recent_err_msg()
         assert executor is not None and ws == 0
@@ -247,9 +248,9 @@ def test_check_table(case, soc):
 
 def test_every_op_has_null_dtype_and_shape_rows():
     """The table covers, for every operator, nullptr, dtype, and shape checks plus a success."""
-    for op in GWS:
-        rows = [c for c in CASES if c[1] == op]
-        assert {161001, 161002, 0} <= {c[4] for c in rows}, op
+    for op in builtins():
+        rows = [c for c in CASES if resolve(c[1]) is op]
+        assert {161001, 161002, 0} <= {c[4] for c in rows}, op.name
 
 
 def test_messages_name_the_soc_list_for_each_profile(soc):
@@ -262,7 +263,7 @@ def test_messages_name_the_soc_list_for_each_profile(soc):
     }
     for name, listing in expected.items():
         acl.set_soc_version(name)
-        _, _, ret = GWS["hardswish"](t(dtype=I32), t(), t())
+        _, _, ret = gws("hardswish")(t(dtype=I32), t(), t())
         assert ret == INVALID
         assert acl.get_recent_err_msg().endswith(listing)
 
@@ -270,14 +271,14 @@ def test_messages_name_the_soc_list_for_each_profile(soc):
 def test_soc_from_environment(monkeypatch, soc):
     monkeypatch.setenv("ACLGEN_SOC_VERSION", "Ascend910")
     assert acl.get_soc_name() == "Ascend910"
-    _, _, ret = GWS["hardswish"](t(dtype=B), t(dtype=B), t(dtype=B))
+    _, _, ret = gws("hardswish")(t(dtype=B), t(dtype=B), t(dtype=B))
     assert ret == INVALID
     assert acl.set_soc_version("Ascend950") == 0  # the explicit choice wins over the environment
-    _, _, ret = GWS["hardswish"](t(dtype=B), t(dtype=B), t(dtype=B))
+    _, _, ret = gws("hardswish")(t(dtype=B), t(dtype=B), t(dtype=B))
     assert ret == 0
     acl.set_soc_version(None)
     monkeypatch.setenv("ACLGEN_SOC_VERSION", "Ascend999")
-    _, _, ret = GWS["hardswish"](t(), t(), t())
+    _, _, ret = gws("hardswish")(t(), t(), t())
     assert ret == 561000 and "Ascend999" in acl.get_recent_err_msg()
     monkeypatch.delenv("ACLGEN_SOC_VERSION")
     assert acl.get_soc_name() == "Ascend910B"
@@ -292,26 +293,26 @@ def test_unknown_soc_rejected():
 def test_memo_does_not_hide_a_soc_change(soc):
     """A call accepted on one profile is checked again after the profile changes."""
     g, x, o = t(dtype=B), t(dtype=B), t(dtype=B)
-    assert GWS["hardswish"](g, x, o)[2] == 0
+    assert gws("hardswish")(g, x, o)[2] == 0
     acl.set_soc_version("Ascend910")
-    assert GWS["hardswish"](g, x, o)[2] == INVALID
+    assert gws("hardswish")(g, x, o)[2] == INVALID
 
 
 def test_memo_does_not_hide_destroyed_objects():
     g, x, o = t(), t(), t()
     lam = s(0.5)
-    assert GWS["softshrink"](g, x, lam, o)[2] == 0
+    assert gws("softshrink")(g, x, lam, o)[2] == 0
     assert acl.destroy_scalar(lam) == 0
-    assert GWS["softshrink"](g, x, lam, o)[2] == INVALID
+    assert gws("softshrink")(g, x, lam, o)[2] == INVALID
     assert acl.get_recent_err_msg() == f"{SO}: lambd was destroyed"
     assert acl.destroy_tensor(g) == 0
-    _, _, ret = GWS["hardswish"](g, x, o)
+    _, _, ret = gws("hardswish")(g, x, o)
     assert ret == INVALID and acl.get_recent_err_msg() == f"{HS}: gradOutput was destroyed"
 
 
 def test_wrong_object_types():
     arr = np.zeros((4, 2), np.float32)
-    _, _, ret = GWS["hardswish"](arr, t(), t())
+    _, _, ret = gws("hardswish")(arr, t(), t())
     assert ret == INVALID and acl.get_recent_err_msg() == f"{HS}: gradOutput must be an aclTensor, got ndarray"
-    _, _, ret = GWS["threshold"](t(), t(), 1.0, t())
+    _, _, ret = gws("threshold")(t(), t(), 1.0, t())
     assert ret == INVALID and "threshold must be an aclScalar, got float" in acl.get_recent_err_msg()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import aclgen.ops as ops
-from aclgen.ops.entry import OperatorError
+from aclgen import OperatorError
 from tests import aclnn_reference as ref
 
 

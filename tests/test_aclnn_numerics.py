@@ -9,17 +9,11 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
-from aclgen.ops.operator import SOCS
+from aclgen.declaration import SOCS
 from tests import aclnn_reference as ref
+from aclgen.tools.run import input_shapes
 from tests.aclnn_helpers import call
-
-OPS = {
-    "hardswish": "hardswish_backward",
-    "selu": "selu_backward",
-    "softshrink": "softshrink_backward",
-    "swiglu": "swi_glu_grad",
-    "threshold": "threshold_backward",
-}
+from tests.registry import builtins, resolve
 CODE = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16, "bfloat16": acl.ACL_BF16, "int8": acl.ACL_INT8,
         "int32": acl.ACL_INT32, "int64": acl.ACL_INT64, "uint8": acl.ACL_UINT8}
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, 2.9999998, -3.0000002, 1.2, -1.2, 0.5, 1e-40, 65504.0, 7e4]
@@ -38,39 +32,35 @@ def values(dtype: np.dtype, n: int, rng) -> np.ndarray:
         return v.astype(dtype)
 
 
-def op_dtypes():
-    import aclgen.ops as ops
+def exact(op) -> bool:
+    """Bit-exact against the reference, or held to an error bound (`<name>_ok`, SPEC §4.4)."""
+    return not hasattr(ref, f"{op.python_name}_ok")
 
-    cases = []
-    for key, name in OPS.items():
-        for soc in SOCS:
-            for d in ops.OPERATORS[name].dtypes[soc]:
-                cases.append((key, soc, d))
-    return cases
+
+EXACT = [op.python_name for op in builtins() if exact(op)]
+BROADCASTING = [op.python_name for op in builtins() if exact(op) and op.broadcast]
+
+
+def op_dtypes():
+    return [(op.python_name, soc, d) for op in builtins() for soc in SOCS for d in op.dtypes[soc]]
 
 
 def run_op(key, g, x, out, param=None, dim=-1):
     """Two-phase call on numpy-backed tensors; returns the status."""
     tg, tx, to = acl.from_numpy(g), acl.from_numpy(x), acl.from_numpy(out)
-    if key in ("softshrink", "threshold"):
-        return call(key, tg, tx, acl.create_scalar(param, acl.ACL_DOUBLE), to)
-    if key == "swiglu":
-        return call(key, tg, tx, dim, to)
-    return call(key, tg, tx, to)
+    scalars = [dim if s.kind == "int" else acl.create_scalar(param, acl.ACL_DOUBLE) for s in resolve(key).scalars]
+    return call(key, tg, tx, *scalars, to)
 
 
-def reference(key, g, x, param=None, dim=-1):
-    return {
-        "hardswish": lambda: ref.hardswish_backward(g, x),
-        "selu": lambda: ref.selu_backward(g, x),
-        "softshrink": lambda: ref.softshrink_backward(g, x, param),
-        "threshold": lambda: ref.threshold_backward(g, x, param),
-    }[key]()
+def reference(key, g, x, param=None):
+    op = resolve(key)
+    return getattr(ref, op.python_name)(g, x, *([param] if op.scalars else []))
 
 
 def check(key, out, g, x, param=None, dim=-1):
-    if key == "swiglu":
-        assert ref.swi_glu_grad_ok(out, g, x, dim)
+    op = resolve(key)
+    if not exact(op):
+        assert getattr(ref, f"{op.python_name}_ok")(out, g, x, dim)
     else:
         want = reference(key, g, x, param)
         assert ref.same_bits(out, want), f"{key}: got {out.ravel()[:8]} want {want.ravel()[:8]}"
@@ -89,12 +79,14 @@ def test_every_dtype_of_every_profile(key, soc_name, dtype, soc):
     npd = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     n = 67  # not a multiple of any vector width
     param = 0.0 if dtype == "int64" else 1.2
-    if key == "swiglu":
-        g, x = values(npd, 3 * n, rng).reshape(3, n), values(npd, 6 * n, rng).reshape(3, 2 * n)
+    op = resolve(key)
+    if op.input_shapes is not None:  # SwiGluGrad: x [3, 2n], yGrad [3, n]
+        sg, sx = input_shapes(op, (3, 2 * n))
+        g, x = values(npd, int(np.prod(sg)), rng).reshape(sg), values(npd, int(np.prod(sx)), rng).reshape(sx)
         x = np.where(np.isnan(x.astype(np.float32)) | np.isinf(x.astype(np.float32)), 1, x).astype(npd)
     else:
         g, x = values(npd, n, rng), rng.permutation(values(npd, n, rng))
-    out = np.zeros(x.shape, npd)
+    out = np.zeros(np.broadcast_shapes(x.shape, g.shape) if op.broadcast else x.shape, npd)
     assert run_op(key, g, x, out, param) == 0, acl.get_recent_err_msg()
     check(key, out, g, x, param)
 
@@ -109,7 +101,7 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("key", ["hardswish", "selu", "softshrink", "threshold"])
+@pytest.mark.parametrize("key", EXACT)
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_non_contiguous_views(key, layout):
     rng = np.random.default_rng(5)
@@ -147,7 +139,7 @@ def test_offset_and_zero_stride_views_in_runtime_memory():
     acl.rt.free(out_ptr)
 
 
-@pytest.mark.parametrize("key", ["softshrink", "threshold"])
+@pytest.mark.parametrize("key", BROADCASTING)
 @pytest.mark.parametrize("shapes", [((5, 1, 6), (4, 6)), ((6,), (3, 1)), ((), (2, 3)), ((1, 1), (1,))])
 def test_broadcast(key, shapes):
     rng = np.random.default_rng(9)
@@ -212,7 +204,7 @@ def test_selu_integer_saturation():
     check("selu", out32, g32, y32)
 
 
-@pytest.mark.parametrize("key", ["hardswish", "selu", "softshrink", "threshold"])
+@pytest.mark.parametrize("key", EXACT)
 def test_in_place(key):
     rng = np.random.default_rng(11)
     g0, x = values(np.dtype(np.float32), 100, rng), values(np.dtype(np.float32), 100, rng)

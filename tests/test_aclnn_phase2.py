@@ -7,7 +7,8 @@ import pytest
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
-from tests.aclnn_helpers import GWS, RUN, s, t
+from tests.aclnn_helpers import gws, run, s, t
+from tests.registry import builtins
 
 HS = "aclnnHardswishBackward"
 
@@ -43,9 +44,9 @@ def test_constants():
     assert acl.ACLNN_ERR_PARAM_INVALID == 161002  # also on acl
 
 
-@pytest.mark.parametrize("op", list(RUN))
+@pytest.mark.parametrize("op", [op.python_name for op in builtins()])
 def test_phase2_null_executor(op):
-    assert RUN[op](None, 0, None, None) == 161001
+    assert run(op)(None, 0, None, None) == 161001
     assert acl.get_recent_err_msg().endswith("executor is nullptr")
 
 
@@ -187,7 +188,7 @@ def test_view_outside_storage_is_161002(name, spec, message):
                           spec["storage"], data)
     assert o is not None
     for op, args in (("hardswish", lambda: (t(), t(), o)), ("threshold", lambda: (t(), t(), s(), o))):
-        ws, ex, ret = GWS[op](*args())
+        ws, ex, ret = gws(op)(*args())
         assert (ex, ret) == (None, 161002)
         assert message in acl.get_recent_err_msg()
     acl.rt.free(ptr)
@@ -195,19 +196,19 @@ def test_view_outside_storage_is_161002(name, spec, message):
 
 def test_negative_dims_are_161002():
     neg = acl.create_tensor([-4, 2], acl.ACL_FLOAT, [2, 1], 0, acl.ACL_FORMAT_ND, [8], np.zeros(8).ctypes.data)
-    _, _, ret = GWS["hardswish"](neg, neg, neg)
+    _, _, ret = gws("hardswish")(neg, neg, neg)
     assert ret == 161002
     assert acl.get_recent_err_msg() == f"{HS}: gradOutput view dims [-4, 2] contain a negative dim"
 
 
 def test_view_check_comes_after_the_op_checks_and_before_empty():
     bad = acl.create_tensor([4, 2], acl.ACL_FLOAT, [2, 1], 0, acl.ACL_FORMAT_ND, [1], np.zeros(1).ctypes.data)
-    _, _, ret = GWS["hardswish"](t(), t(), bad)
+    _, _, ret = gws("hardswish")(t(), t(), bad)
     assert ret == 161002 and "reaches element 7" in acl.get_recent_err_msg()
-    _, _, ret = GWS["hardswish"](t(dtype=acl.ACL_INT8), t(), bad)
+    _, _, ret = gws("hardswish")(t(dtype=acl.ACL_INT8), t(), bad)
     assert "dtype ACL_INT8" in acl.get_recent_err_msg()
     empty_bad = acl.create_tensor([0, 2], acl.ACL_FLOAT, [-2, 1], 0, acl.ACL_FORMAT_ND, [0], None)
-    _, _, ret = GWS["hardswish"](t((0, 2)), t((0, 2)), empty_bad)
+    _, _, ret = gws("hardswish")(t((0, 2)), t((0, 2)), empty_bad)
     assert ret == 161002 and "negative stride" in acl.get_recent_err_msg()
 
 
@@ -215,20 +216,20 @@ def test_freed_memory_and_read_only_outputs_rejected():
     ptr, _ = acl.rt.malloc(32, 0)
     o = acl.create_tensor([4, 2], acl.ACL_FLOAT, [2, 1], 0, acl.ACL_FORMAT_ND, [8], ptr)
     acl.rt.free(ptr)
-    _, _, ret = GWS["hardswish"](t(), t(), o)
+    _, _, ret = gws("hardswish")(t(), t(), o)
     assert ret == 161002 and "out memory at" in acl.get_recent_err_msg() and "was freed" in acl.get_recent_err_msg()
     ro = np.zeros((4, 2), np.float32)
     ro.flags.writeable = False
-    _, _, ret = GWS["hardswish"](t(), t(), acl.from_numpy(ro))
+    _, _, ret = gws("hardswish")(t(), t(), acl.from_numpy(ro))
     assert ret == 161002 and acl.get_recent_err_msg() == f"{HS}: out is read-only"
-    _, _, ret = GWS["hardswish"](acl.from_numpy(ro), t(), t())  # read-only inputs are fine
+    _, _, ret = gws("hardswish")(acl.from_numpy(ro), t(), t())  # read-only inputs are fine
     assert ret == 0
 
 
 def test_errors_are_per_thread():
     import threading
 
-    GWS["hardswish"](None, t(), t())
+    gws("hardswish")(None, t(), t())
     seen = []
     th = threading.Thread(target=lambda: seen.append(acl.get_recent_err_msg()))
     th.start()

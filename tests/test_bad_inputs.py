@@ -14,39 +14,56 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hardening_rows import ROWS
+from tests.hardening_rows import OPERATORS, ROWS, SLOTS, slot_index
 from tests.hardening_support import report, run_json
 
 NULL, INVALID, TILING, INNER_NULL, RUNTIME = 161001, 161002, 561002, 561103, 361001
-API = {"hardswish": "aclnnHardswishBackward", "selu": "aclnnSeluBackward", "softshrink": "aclnnSoftshrinkBackward",
-       "swiglu": "aclnnSwiGluGrad", "threshold": "aclnnThresholdBackward"}
-SLOTS = {"hardswish": ("gradOutput", "self", "out"), "selu": ("gradOutput", "result", "gradInput"),
-         "softshrink": ("gradOutput", "self", "gradInput"), "swiglu": ("yGrad", "x", "out"),
-         "threshold": ("gradOutput", "self", "out")}
 TYPE = {"str": "str", "float": "float", "list": "list", "ndarray": "ndarray", "scalar": "AclScalar",
         "tensor": "AclTensor"}
 
 
 def expected() -> dict[str, tuple[int, str]]:
     e = {}
-    for op, names in SLOTS.items():
-        for slot, name in zip((0, 1, -1), names):
-            e[f"{op}-{slot}-none"] = (NULL, f"{API[op]}: {name} is nullptr")
-            e[f"{op}-{slot}-destroyed"] = (INVALID, f"{API[op]}: {name} was destroyed")
+    for op, o in OPERATORS.items():  # the generic rows: every operator of the registry
+        for slot in SLOTS:
+            name = o.arg_names[slot_index(op, slot)]
+            e[f"{op}-{slot}-none"] = (NULL, f"{o.api}: {name} is nullptr")
+            e[f"{op}-{slot}-destroyed"] = (INVALID, f"{o.api}: {name} was destroyed")
             for kind in ("str", "float", "list", "ndarray", "scalar"):
-                e[f"{op}-{slot}-{kind}"] = (INVALID, f"{API[op]}: {name} must be an aclTensor, got {TYPE[kind]}")
-    for op, name in (("softshrink", "lambd"), ("threshold", "threshold")):
-        e[f"{op}-param-none"] = (NULL, f"{API[op]}: {name} is nullptr")
-        e[f"{op}-param-destroyed"] = (INVALID, f"{API[op]}: {name} was destroyed")
-        for kind in ("str", "float", "tensor"):
-            e[f"{op}-param-{kind}"] = (INVALID, f"{API[op]}: {name} must be an aclScalar, got {TYPE[kind]}")
+                e[f"{op}-{slot}-{kind}"] = (INVALID, f"{o.api}: {name} must be an aclTensor, got {TYPE[kind]}")
+        if o.scalars and o.scalars[0].kind != "int":
+            name = o.scalars[0].name
+            e[f"{op}-param-none"] = (NULL, f"{o.api}: {name} is nullptr")
+            e[f"{op}-param-destroyed"] = (INVALID, f"{o.api}: {name} was destroyed")
+            for kind in ("str", "float", "tensor"):
+                e[f"{op}-param-{kind}"] = (INVALID, f"{o.api}: {name} must be an aclScalar, got {TYPE[kind]}")
+        if o.max_rank == 8:
+            e[f"{op}-rank9"] = (INVALID, f"{o.api}: {o.inputs[0]} has 9 dims, at most 8 are supported")
+        if o.check is None:  # SPEC §6's default sequence
+            first, last, out = o.inputs[0], o.inputs[-1], o.outputs[-1]
+            listed = o.dtypes["Ascend910B"]
+            e[f"{op}-default-int8"] = (0, "") if "int8" in listed else (
+                INVALID, f"{o.api}: {first} dtype ACL_INT8 is not in [")
+            e[f"{op}-default-mixed-dtypes"] = (
+                (INVALID, f"{o.api}: {o.inputs[1]} dtype ACL_FLOAT must equal {first} dtype ACL_BF16")
+                if "bfloat16" in listed else (INVALID, f"{o.api}: {first} dtype ACL_BF16 is not in ["))
+            e[f"{op}-default-rank9"] = (0, "") if o.max_rank is None else (
+                INVALID, f"{o.api}: {first} has {9} dims, at most {o.max_rank} are supported")
+            e[f"{op}-default-shapes"] = (
+                (INVALID, f"{o.api}: {first} shape [4, 4] and {last} shape [3, 4] are not broadcastable")
+                if o.broadcast and len(o.inputs) == 2 else
+                (INVALID, "are not broadcastable") if o.broadcast else
+                (INVALID, f"{o.api}: {last} shape [3, 4] must equal {first} shape [4, 4]"))
+            want = "the broadcast shape" if o.broadcast else f"{first} shape"
+            e[f"{op}-default-out-shape"] = (INVALID, f"{o.api}: {out} shape [8] must equal {want} [4, 4]")
+            e[f"{op}-default-view-outside-storage"] = (INVALID, f"{o.api}: {first} view (dims [4, 4], strides [4, 1], "
+                                                                f"offset 1) reaches element 16, outside its storage")
+            e[f"{op}-default-empty-ok"] = (0, "")
     for kind, got in (("none", "None"), ("str", "'1'"), ("float", "1.5")):
         e[f"swiglu-dim-{kind}"] = (INVALID, f"aclnnSwiGluGrad: dim must be an int, got {got}")
     e["swiglu-dim-big"] = (TILING, f"aclnnSwiGluGrad: dim {2**70} is outside [-2, 1]")
     e["swiglu-dim-neg-out"] = (TILING, "aclnnSwiGluGrad: dim -3 is outside [-2, 1] for x of 2 dims")
     e["swiglu-dim-out"] = (TILING, "aclnnSwiGluGrad: dim 2 is outside [-2, 1] for x of 2 dims")
-    for op in ("hardswish", "softshrink", "threshold"):
-        e[f"{op}-rank9"] = (INVALID, f"{API[op]}: gradOutput has 9 dims, at most 8 are supported")
     hs = "aclnnHardswishBackward:"
     e.update({
         "hardswish-int8": (INVALID, f"{hs} gradOutput dtype ACL_INT8 is not in [ACL_FLOAT, ACL_FLOAT16, ACL_BF16]"),

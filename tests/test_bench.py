@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from aclgen import bench
+from aclgen.tools import bench
 from aclgen.cli import UserError, main
 
 

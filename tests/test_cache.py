@@ -216,7 +216,6 @@ def test_key_changes_with_everything_that_changes_code():
         "fma": key(options=Options(fma="off")),
         "noalias": key(options=Options(noalias=True)),
         "opt_level": key(options=Options(opt_level=1)),
-        "threads": key(options=Options(threads=2)),
         "nontemporal": key(options=Options(nontemporal=True)),
         "name": key(name="other"),
         "formula": key(formula=OPERATORS["selu_backward"].formula),
@@ -357,8 +356,8 @@ def test_disk_full_falls_back_to_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("ACLGEN_CACHE_DIR", str(tmp_path))
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        k = cache.fetch(HSB.formula, "hsb_full_disk", V1, (), HSB.arg_names, Options())
-        k2 = cache.fetch(HSB.formula, "hsb_full_disk2", V1, (), HSB.arg_names, Options())
+        k = cache.fetch(HSB.formula, "hsb_full_disk", V1, (), HSB.kernel_arg_names, Options())
+        k2 = cache.fetch(HSB.formula, "hsb_full_disk2", V1, (), HSB.kernel_arg_names, Options())
     assert [str(w.message) for w in seen if "compile cache" in str(w.message)].__len__() == 1
     assert "No space left" in str(seen[0].message)
     assert k.address and k2.address and entry_files(tmp_path) == []

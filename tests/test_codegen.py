@@ -145,7 +145,7 @@ def test_a_pass_that_breaks_the_ir_is_named(monkeypatch):
     d = dt.float32
     variant = Variant((d, d), (d,), 1, ("contiguous",) * 3)
     with pytest.raises(CompileError, match=r"in pass dce: the output does not verify"):
-        compile_variant(o.formula, "broken", variant, o.params, o.arg_names, Options.from_knobs())
+        compile_variant(o.formula, "broken", variant, o.params, o.kernel_arg_names, Options.from_knobs())
 
 
 def test_llvm_does_not_unroll_our_loops():

@@ -11,7 +11,7 @@ import numpy as np
 from aclgen import dtypes as dt
 from aclgen.compiler import Options, Variant
 from tests.hardening_support import acl, aclnn  # noqa: I001 (imports aclgen in a safe order)
-from aclgen.ops.hardswish_backward import OP as HARDSWISH
+from aclgen.ops import OPERATORS
 from tests import reference as ref
 from tests.hardening_support import same_bits
 
@@ -113,13 +113,14 @@ def test_eight_threads_one_repeatable_executor_each_on_one_stream():
 
 
 def test_eight_threads_compile_the_same_new_variant():
-    from aclgen.launch import Launch, Operand, plan
+    from aclgen.abi import pack
+    from aclgen.codegen import native
+    from aclgen.runtime.geometry import plan
 
     g = np.linspace(-6, 6, 5 * 8 * 18, dtype=np.float32).reshape(5, 8, 18)[:, :7, ::2]
     x = np.ascontiguousarray(g)
     out = np.zeros((5, 8, 18), np.float32)[:, :7, ::2]
-    ops = [Operand.of(a) for a in (g, x, out)]
-    p = plan(g.shape, [o.strides for o in ops])
+    p = plan(g.shape, [tuple(s // a.itemsize for s in a.strides) for a in (g, x, out)])
     f = dt.dtype("float32")
     variant = Variant((f, f), (f,), p.rank, p.layouts)
     assert p.rank == 2 and p.layouts == ("strided", "contiguous", "strided")
@@ -129,9 +130,10 @@ def test_eight_threads_compile_the_same_new_variant():
 
     def work(k):
         barrier.wait()
-        kernels[k] = HARDSWISH.kernel(variant, options)
+        kernels[k] = OPERATORS["hardswish_backward"].kernel(variant, options)
 
     run_threads(work)
     assert all(k is kernels[0] for k in kernels), "one compile, one kernel object for every thread"
-    Launch(kernels[0], p, [o.address for o in ops], []).run()
+    meta = pack(kernels[0].meta_layout, p.shape, p.strides, [])
+    native.entry(kernels[0]).call()(g.ctypes.data, x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, p.numel)
     assert same_bits(out, ref.hardswish_backward(g, x))

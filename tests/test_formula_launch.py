@@ -1,5 +1,6 @@
-"""`aclgen.compile` formulas at call time: the native pool, streaming stores, planning once per
-call geometry, staging of partial overlaps (aclgen.ops.operator.launch)."""
+"""`aclgen.compile` formulas at call time go through the one planner the aclnn operators use: the
+native pool for big calls, streaming stores past the last-level cache, one plan per call
+geometry, staging of partial overlaps."""
 
 import dataclasses
 
@@ -7,11 +8,14 @@ import numpy as np
 import pytest
 
 import aclgen
-from aclgen import launch as launching
+import aclgen.acl as acl
+from aclgen.codegen import native
 from aclgen.kernel import Options
-from aclgen.ops import operator
-from aclgen.ops.hardswish_backward import formula as hardswish
+from aclgen.ops import hardswish_backward as builtin
+from aclgen.runtime import api, planner
 from tests.reference import hardswish_backward as ref
+
+hardswish = builtin.op.formula
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +31,14 @@ def data(n, seed=0, dtype=np.float16):
     return g, x
 
 
+def executor(fn, *arrays):
+    """The aclnn executor phase 1 plans for this call of `fn` (what its Python call runs)."""
+    tensors = [acl.from_numpy(a) for a in arrays]
+    return api.get_workspace_size(fn.op, tuple(tensors))
+
+
 def test_big_calls_run_on_the_pool_and_match_one_thread(op, monkeypatch):
-    n = launching.PARALLEL_MIN * 4 + 13
+    n = planner.PARALLEL_MIN * 4 + 13
     g, x = data(n)
     monkeypatch.setenv("ACLGEN_THREADS", "1")
     one = op(g, x)
@@ -36,30 +46,31 @@ def test_big_calls_run_on_the_pool_and_match_one_thread(op, monkeypatch):
     two = op(g, x)
     np.testing.assert_array_equal(two.view(np.uint16), one.view(np.uint16))
     np.testing.assert_array_equal(two.view(np.uint16), ref(g, x).view(np.uint16))
-    entries = [e for k, e in operator._launches.items() if k[0] == op.op.name and k[3] == 2 and e[2] == n]
-    assert entries, "the two-thread call was not planned"
-    kernel = op.op.kernel(op.kernel.variant, op.options)
-    assert getattr(kernel, "_parallel", None), "no pool entry was made for the big call"
+    ex = executor(op, g, x, np.empty_like(g))
+    assert ex.call is native.entry(ex.template.kernel).call(2), "the big call does not split over the pool"
 
 
 def test_small_calls_stay_on_the_calling_thread(op, monkeypatch):
     monkeypatch.setenv("ACLGEN_THREADS", "2")
-    assert launching.threads_for(launching.PARALLEL_MIN - 1, 2) == 1
-    assert launching.threads_for(launching.PARALLEL_MIN, 2) == 2
+    assert planner.threads_for(planner.PARALLEL_MIN - 1, 2) == 1
+    assert planner.threads_for(planner.PARALLEL_MIN, 2) == 2
     g, x = data(1000)
     np.testing.assert_array_equal(op(g, x).view(np.uint16), ref(g, x).view(np.uint16))
+    ex = executor(op, g, x, np.empty_like(g))
+    assert ex.call is native.entry(ex.template.kernel).call(1)
 
 
 def test_a_call_geometry_is_planned_once(op, monkeypatch):
     calls = []
-    real = operator._plan_launch
+    real = planner._template
 
     def counting(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(operator, "_plan_launch", counting)
-    monkeypatch.setattr(operator, "_launches", {})
+    monkeypatch.setattr(planner, "_template", counting)
+    monkeypatch.setattr(planner, "_templates", {})
+    native.clear_replays()  # every call below takes the planner's path
     for seed in range(3):  # new arrays (new addresses), same geometry
         g, x = data(777, seed)
         np.testing.assert_array_equal(op(g, x).view(np.uint16), ref(g, x).view(np.uint16))
@@ -93,18 +104,18 @@ def test_in_place_and_subclassed_arrays(op):
 
 def test_out_must_be_an_array(op):
     g, x = data(8)
-    with pytest.raises(TypeError, match="out must be a numpy array"):
+    with pytest.raises(TypeError, match="out0 must be a numpy array"):
         op(g, x, out=[0.0] * 8)
 
 
 def test_streaming_stores_past_the_last_level_cache(monkeypatch):
-    monkeypatch.setattr(launching, "last_level_cache_bytes", lambda: 1 << 20)
+    monkeypatch.setattr(planner, "last_level_cache_bytes", lambda: 1 << 20)
     base = Options()
-    assert launching.options_for(base, 1 << 20) is base
-    assert launching.options_for(base, (1 << 20) + 1) == dataclasses.replace(base, nontemporal=True)
+    assert planner.options_for(base, 1 << 20) is base
+    assert planner.options_for(base, (1 << 20) + 1) == dataclasses.replace(base, nontemporal=True)
     f32 = aclgen.compile(hardswish, dtypes="float32", name="hardswish_formula_streaming")
     g, x = data(1 << 17, dtype=np.float32)  # 1.5 MiB moved: past the patched 1 MiB cache
     np.testing.assert_array_equal(f32(g, x), ref(g, x))
-    used = [k[2] for k in operator._launches if k[0] == "hardswish_formula_streaming"]
-    kernels = [f32.op.kernel(f32.kernel.variant, dataclasses.replace(o, nontemporal=True)) for o in used]
-    assert any("nontemporal" in k.ir["llvm"] or "movnt" in k.asm for k in kernels)
+    kernel = executor(f32, g, x, np.empty_like(g)).template.kernel
+    assert kernel.options.nontemporal
+    assert "nontemporal" in kernel.ir["llvm"] or "movnt" in kernel.asm

@@ -20,8 +20,8 @@ WIDTHS = (1, 4, 8, 16)
 DRIVER = r'''
 import ctypes, json, mmap
 import numpy as np
-from aclgen.ops import operator as _o
 import aclgen.acl as acl, aclgen.aclnn as aclnn
+from aclgen.tools.run import input_shapes
 from tests.hardening_support import OPS, NP, CODE, values
 from tests import reference as ref
 
@@ -48,10 +48,10 @@ def call(key, dtype, n, mode, strided):
     npd = NP[dtype]
     rng = np.random.default_rng(n)
     step = 2 if strided else 1
-    if key == "swiglu":
-        dims = [(n,), (2 * n,), (2 * n,)]
-    else:
-        dims = [(n,), (n,), (n,)]
+    op = info.op
+    n_in = len(op.inputs)
+    out = (2 * n,) if op.input_shapes else (n,)  # SwiGluGrad: x and out 2n, yGrad n
+    dims = [*input_shapes(op, out), *[out] * len(op.outputs)]
     hosts, ptrs, tensors, keep = [], [], [], []
     for k, d in enumerate(dims):
         count = (d[0] - 1) * step + 1
@@ -65,36 +65,30 @@ def call(key, dtype, n, mode, strided):
         else:
             addr = guarded(nbytes, mode == "end")
         ctypes.memmove(addr, host.ctypes.data, nbytes)
-        if k == 2 and strided:  # the gaps of a strided output hold canaries too
+        if k >= n_in and strided:  # the gaps of a strided output hold canaries too
             ctypes.memset(addr, CANARY, nbytes)
         t = acl.create_tensor(list(d), CODE[dtype], [step], 0, acl.ACL_FORMAT_ND, [count], addr)
         assert t is not None, acl.get_recent_err_msg()
         hosts.append(host); ptrs.append(addr); tensors.append(t)
-    a = tensors[:2]
-    if key == "swiglu":
-        a.append(-1)
-    elif info.param:
-        a.append(acl.create_scalar(0.5, acl.ACL_FLOAT))
-    a.append(tensors[2])
+    t = 0.0 if dtype == "int64" else 0.5  # INT64 thresholds: Ascend950, |t| <= FLT_EPSILON
+    scalars = [s.default if s.kind == "int" else acl.create_scalar(t, acl.ACL_FLOAT) for s in op.scalars]
+    a = [*tensors[:n_in], *scalars, *tensors[n_in:]]
     if dtype == "int64":
         acl.set_soc_version("Ascend950")
-        a[2] = acl.create_scalar(0.0, acl.ACL_FLOAT)
     ws, ex, ret = getattr(aclnn, info.api + "GetWorkspaceSize")(*a)
     acl.set_soc_version(None)
     assert ret == 0, acl.get_recent_err_msg()
     assert getattr(aclnn, info.api)(None, ws, ex, None) == 0, acl.get_recent_err_msg()
     problems = []
     if mode == "canary":
-        raw = keep[2]
-        if (raw[:64] != CANARY).any() or (raw[-64:] != CANARY).any():
-            problems.append("out canary overwritten")
-        for k in (0, 1):
-            if (keep[k][:64] != CANARY).any() or (keep[k][-64:] != CANARY).any():
-                problems.append(f"input {k} canary overwritten")
-        if strided:
-            body = raw[64:-64].view(npd)
-            if (np.ascontiguousarray(body[1::2]).view(np.uint8) != CANARY).any():
-                problems.append("gap between strided output elements written")
+        for k, raw in enumerate(keep):
+            what = f"input {k}" if k < n_in else f"output {k - n_in}"
+            if (raw[:64] != CANARY).any() or (raw[-64:] != CANARY).any():
+                problems.append(f"{what} canary overwritten")
+            if k >= n_in and strided:
+                body = raw[64:-64].view(npd)
+                if (np.ascontiguousarray(body[1::2]).view(np.uint8) != CANARY).any():
+                    problems.append(f"gap between strided {what} elements written")
     return problems
 
 failures, count = [], 0

@@ -1,4 +1,4 @@
-"""Property-based tests of the five operators through the aclnn API (hypothesis).
+"""Property-based tests of the built-in operators (the registry's) through the aclnn API (hypothesis).
 
 Every case draws a dtype of the operator, a rank 0..8 and shape (0 to ~100k elements), a view
 per operand (contiguous, transposed, stepped with gaps, random or zero strides, storage offsets,
@@ -33,6 +33,7 @@ from tests.hardening_support import acl, aclnn  # noqa: I001 (imports aclgen in 
 from tests import reference as ref
 from tests.hardening_support import (BUDGET, CODE, NP, OPS, TALLY, Storage, View, make_tensor, np_view,
                                      report, same_or_nan, scalar_value, values)
+from tests.registry import resolve
 
 PROFILE = os.environ.get("ACLGEN_HYPOTHESIS_PROFILE", "ci")
 _common = dict(deadline=None, database=None, print_blob=True,
@@ -42,19 +43,35 @@ settings.register_profile("long", derandomize=False, **_common)
 if PROFILE not in ("ci", "long"):
     raise ValueError(f"ACLGEN_HYPOTHESIS_PROFILE={PROFILE!r}: use ci or long")
 
-CI_EXAMPLES = {"hardswish": 4200, "selu": 4200, "softshrink": 4200, "swiglu": 3700, "threshold": 4200}
-CI_VARIANTS = {"hardswish": 25, "selu": 35, "softshrink": 35, "swiglu": 20, "threshold": 40}
+# Cases and kernel-variant budgets per operator in the ci profile: these defaults, or a tuned value
+# for an operator named here (by tests/registry.py's names). Every operator of the registry runs.
+CI_EXAMPLES, CI_VARIANTS = 4200, 35
+CI_TUNED = {"swiglu": (3700, 20), "hardswish": (4200, 25), "threshold": (4200, 40)}
 _override = os.environ.get("ACLGEN_HYPOTHESIS_EXAMPLES")
+# the operators this file's cases fit: two tensor inputs and one output
+KEYS = [k for k, info in OPS.items() if info.n_in == 2 and len(info.op.outputs) == 1]
+
+
+def _tuned(key: str) -> tuple[int, int]:
+    for name, tuned in CI_TUNED.items():
+        if resolve(name).python_name == key:
+            return tuned
+    return CI_EXAMPLES, CI_VARIANTS
 
 
 def examples(key: str) -> int:
     if _override:
         return int(_override)
-    return CI_EXAMPLES[key] * (10 if PROFILE == "long" else 1)
+    return _tuned(key)[0] * (10 if PROFILE == "long" else 1)
 
 
 def variant_limit(key: str) -> int:
-    return CI_VARIANTS[key] if PROFILE == "ci" else 10**9
+    return _tuned(key)[1] if PROFILE == "ci" else 10**9
+
+
+def splits(info) -> bool:
+    """Kernel operands that are halves of a tensor along an int attribute `dim` (SwiGluGrad)."""
+    return info.op.kernel_operands is not None and info.param_kind == "int"
 
 
 def profile(key: str):
@@ -63,7 +80,7 @@ def profile(key: str):
 
 FORMATS_ANY = [acl.ACL_FORMAT_ND, acl.ACL_FORMAT_NCHW, acl.ACL_FORMAT_NHWC, acl.ACL_FORMAT_NC1HWC0,
                acl.ACL_FORMAT_FRACTAL_NZ, acl.ACL_FORMAT_NCDHW, acl.ACL_FORMAT_NCL, acl.ACL_FORMAT_UNDEFINED]
-FORMATS_SWIGLU = [acl.ACL_FORMAT_ND, acl.ACL_FORMAT_NCHW, acl.ACL_FORMAT_NHWC, acl.ACL_FORMAT_NCDHW,
+FORMATS_SPLIT = [acl.ACL_FORMAT_ND, acl.ACL_FORMAT_NCHW, acl.ACL_FORMAT_NHWC, acl.ACL_FORMAT_NCDHW,
                   acl.ACL_FORMAT_NCL]
 LAMBDAS = [0.0, 0.5, 1.2, 3.0, 2.9999998, np.inf, np.nan, 1e-40, 65504.0, 1e30, 7.0]
 THRESHOLDS = [0.0, -0.0, 1.0, -1.0, 1.2, -1.2, 2.9, -2.9, 3.0, 127.5, -128.0, 254.99, 255.0, 1000.0, -1000.0,
@@ -152,12 +169,12 @@ def cases(draw, key: str):
     dtypes = info.dtypes
     c["dtype"] = dtype = draw(st.sampled_from(dtypes))
     c["x_dtype"] = dtype
-    if key == "softshrink" and draw(st.integers(0, 3)) == 0:
-        c["x_dtype"] = draw(st.sampled_from(dtypes))  # mixed dtypes promote to float32
+    if info.op.promote is not None and draw(st.integers(0, 3)) == 0:
+        c["x_dtype"] = draw(st.sampled_from(dtypes))  # mixed dtypes promote (to float32)
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    rank = draw(st.integers(1 if key == "swiglu" else 0, 8))
+    rank = draw(st.integers(1 if splits(info) else 0, 8))
     cap = draw(st.sampled_from([8, 64, 64, 512, 512, 2048, 2048, 8192, 100_000]))
-    if key == "swiglu":
+    if splits(info):
         half = shape_of(rng, rank, cap)
         dim = draw(st.integers(-rank, rank - 1))
         full = list(half)
@@ -181,7 +198,7 @@ def cases(draw, key: str):
     buffers = [0, 1, 2]
     if c["x_dtype"] == dtype and draw(st.integers(0, 4)) == 0:
         buffers[1] = 0
-    out_dtype = dtype if c["x_dtype"] == dtype else "float32"
+    out_dtype = info.op.result_dtype(dtype, c["x_dtype"])
     c["out_dtype"] = out_dtype
     alias = draw(st.sampled_from([None, None, 0, 1]))
     src_dtype = dtype if alias == 0 else c["x_dtype"]
@@ -191,16 +208,16 @@ def cases(draw, key: str):
         buffers[2] = buffers[alias]
     c["views"], c["buffers"] = views, buffers
     c["runtime"] = draw(st.booleans())
-    c["formats"] = [int(f) for f in rng.choice(FORMATS_SWIGLU if key == "swiglu" else FORMATS_ANY, 3)]
+    c["formats"] = [int(f) for f in rng.choice(FORMATS_SPLIT if splits(info) else FORMATS_ANY, 3)]
     c["seed"] = int(rng.integers(0, 2**32))
     c["mix"] = draw(st.sampled_from([0.0, 0.05, 0.3, 1.0]))
     c["stream"] = draw(st.sampled_from([False, False, True]))
     c["repeat"] = buffers[2] == 2 and draw(st.integers(0, 5)) == 0  # run a repeatable executor twice
-    if key == "softshrink":
+    if info.param_kind == "float":  # softshrink's lambd: >= 0
         c["param"] = draw(st.sampled_from(LAMBDAS) | st.floats(0, 10, allow_nan=False))
         c["param_code"] = draw(st.sampled_from([acl.ACL_FLOAT, acl.ACL_DOUBLE, acl.ACL_FLOAT16, acl.ACL_BF16]
                                                + ([acl.ACL_INT32] if np.isfinite(c["param"]) else [])))
-    elif key == "threshold":
+    elif info.param_kind == "like-input":  # threshold's t: compared with the tensor's own dtype
         if dtype == "int64":
             c["param"] = draw(st.sampled_from(INT64_THRESHOLDS))
             c["param_code"] = draw(st.sampled_from([acl.ACL_FLOAT, acl.ACL_DOUBLE]))
@@ -268,7 +285,7 @@ def _run(c: dict, info) -> bool:
         ins = [np_view(hosts[buffers[k]], views[k]) for k in range(2)]
         args = list(tensors[:2])
         scalar = None
-        if info.param == "dim":
+        if info.param_kind == "int":
             args.append(c["dim"])
         elif info.param is not None:
             scalar = acl.create_scalar(param, c["param_code"])
@@ -310,7 +327,7 @@ def _run(c: dict, info) -> bool:
         if info.exact:
             bad = ~same_or_nan(got, expect)
         else:
-            bad = _swiglu_bad(c, got, expect, ins, views[2])
+            bad = _bound_bad(c, info, got, expect, ins, views[2])
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise AssertionError(f"{info.api}: {int(bad.sum())} storage elements wrong, first at {i}: "
@@ -330,25 +347,19 @@ def _expected(c, info, ins, out_host, out_view, scalar) -> np.ndarray:
     if math.prod(out_view.dims) == 0:
         return expect
     g, x = ins
-    if info.key == "hardswish":
-        r = ref.hardswish_backward(g, x)
-    elif info.key == "selu":
-        r = ref.selu_backward(g, x)
-    elif info.key == "softshrink":
-        r = ref.softshrink_backward(g, x, scalar_value(c["param"], c["param_code"]))
-    elif info.key == "threshold":
-        r = ref.threshold_backward(g, x, scalar_value(c["param"], c["param_code"]))
+    if info.exact:
+        params = [scalar_value(c["param"], c["param_code"])] if c.get("param") is not None else []
+        r = getattr(ref, info.key)(g, x, *params)
     else:
-        with np.errstate(all="ignore"):
-            r = np.zeros(out_view.dims, expect.dtype)  # placeholder: SwiGluGrad is checked by its bound
+        r = np.zeros(out_view.dims, expect.dtype)  # placeholder: checked by its bound (`_bound_bad`)
     w = np.lib.stride_tricks.as_strided(expect[out_view.offset:], out_view.dims,
                                         [s * expect.itemsize for s in out_view.strides])
     w[...] = r
     return expect
 
 
-def _swiglu_bad(c, got, expect, ins, out_view) -> np.ndarray:
-    """Outside the view: untouched bits; inside: SPEC §4.4's bound."""
+def _bound_bad(c, info, got, expect, ins, out_view) -> np.ndarray:
+    """Outside the view: untouched bits; inside: the reference's bound (SPEC §4.4's)."""
     inside = np.zeros(len(got), bool)
     idx = np_view(np.arange(len(got)), out_view)
     inside[idx.ravel()] = True
@@ -356,7 +367,7 @@ def _swiglu_bad(c, got, expect, ins, out_view) -> np.ndarray:
     if idx.size:
         g, x = ins
         o = np_view(got, out_view)
-        viol = ref.swi_glu_grad_violations(o, g, x, c["dim"])
+        viol = getattr(ref, f"{info.key}_violations")(o, g, x, c["dim"])
         bad[idx[viol]] = True
     return bad
 
@@ -385,7 +396,7 @@ def _summary(request):
                            f"{sum(len(s) for s in BUDGET.seen.values())}")
 
 
-@pytest.mark.parametrize("key", list(OPS))
+@pytest.mark.parametrize("key", KEYS)
 def test_operator_matches_reference(key, request):
     @profile(key)
     @given(c=cases(key))

@@ -1,39 +1,81 @@
-"""The CPython entry points generated in LLVM IR (aclgen.codegen.pycall)."""
+"""The kernels' CPython entry points, generated in LLVM IR (aclgen.codegen.native: KernelEntry)."""
 
+import ctypes
+import gc
+import subprocess
+import sys
 import threading
 
 import numpy as np
 import pytest
 
-import aclgen
-from aclgen.codegen.pycall import array_data_offset, fastcall
+from aclgen import dtypes as dt
+from aclgen.codegen import native
+from aclgen.compiler import Options, Variant, compile_variant
+
+
+def compile_kernel(formula, name, n_in=1, n_out=1):
+    variant = Variant((dt.float32,) * n_in, (dt.float32,) * n_out, 1, ("strided",) * (n_in + n_out))
+    return compile_variant(formula, name, variant, (), None, Options())
+
+
+def meta_for(kernel, n, arrays):
+    """The launch record of a rank-1 call over `arrays` (inputs then outputs): dims, strides."""
+    layout = kernel.meta_layout
+    meta = np.zeros(layout.size, np.int64)
+    meta[layout.dim(0)] = n
+    for o, a in enumerate(arrays):
+        meta[layout.stride(o, 0)] = a.strides[0] // a.itemsize
+    return meta
 
 
 @pytest.fixture(scope="module")
 def double():
-    f = aclgen.compile(lambda x: x * 2.0)
-    return f.kernel
+    return compile_kernel(lambda x: x * 2.0, "double_pycall_test")
 
 
-def meta_for(kernel, n):
-    from aclgen.launch import Launch, plan
-
-    return Launch(kernel, plan((n,), [(1,), (1,)]), [0, 0], []).meta
+def test_layout_probe():
+    assert native.available()  # CPython 3.11 / numpy on 64-bit: the layouts the guards read
 
 
-def test_array_layout_probe():
-    assert array_data_offset() == 16  # CPython 3.11 / numpy: data follows PyObject_HEAD
+def test_one_handle_per_kernel_and_nothing_attached(double):
+    before = dict(vars(double))
+    e = native.entry(double)
+    assert native.entry(double) is e
+    assert e.address == double.address and e.n_pointers == double.meta_layout.n_operands == 2
+    assert e.launcher(1) == double.address and e.call(1) is e.call(1)
+    assert vars(double).keys() == before.keys()
 
 
-@pytest.mark.parametrize("kinds", ["iiiii", "aaiii", "aiiii"])
-def test_calls_with_ints_or_arrays(double, kinds):
-    f = fastcall(double.address, kinds)
+def test_handle_goes_with_its_kernel():
+    k = compile_kernel(lambda x: x + 1.0, "short_lived_pycall_test")
+    native.entry(k)
+    assert k in native._entries
+    n = len(native._entries)
+    del k
+    gc.collect()
+    assert len(native._entries) == n - 1
+
+
+def test_calls_with_ints(double):
+    call = native.entry(double).call()
     x = np.arange(11, dtype=np.float32)[1:]  # an offset view: data pointer != buffer start
     out = np.zeros(10, np.float32)
-    meta = meta_for(double, 10)
-    args = [x if k == "a" else x.ctypes.data for k in kinds[:1]] + [out if kinds[1] == "a" else out.ctypes.data]
-    f(*args, meta.ctypes.data, 0, 10)
+    meta = meta_for(double, 10, (x, out))
+    assert call(x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, 10) is None
     np.testing.assert_array_equal(out, x * 2)
+
+
+def test_packed_entry_takes_an_argv(double):
+    e = native.entry(double)
+    x = np.linspace(-3, 3, 100, dtype=np.float32)
+    out = np.full(100, -7.0, np.float32)
+    meta = meta_for(double, 100, (x, out))
+    argv = np.array([x.ctypes.data, out.ctypes.data, meta.ctypes.data], np.int64)
+    packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(e.packed())
+    packed(argv.ctypes.data, 10, 90)
+    np.testing.assert_array_equal(out[10:90], x[10:90] * 2)
+    assert (out[:10] == -7).all() and (out[90:] == -7).all()
 
 
 @pytest.mark.parametrize(
@@ -41,32 +83,30 @@ def test_calls_with_ints_or_arrays(double, kinds):
     [
         (), (1, 2, 3, 4), (1, 2, 3, 4, 5, 6),  # wrong counts
         ("x", 2, 3, 0, 1), (1.5, 2, 3, 0, 1), (None, 2, 3, 0, 1), (2**70, 2, 3, 0, 1),  # not i64 ints
+        (1, 2, 3, 0, np.zeros(1)), (1, 2, 3, 0, [1]),
     ],
 )
 def test_bad_arguments_raise_not_crash(double, args):
-    f = fastcall(double.address, "iiiii")
+    call = native.entry(double).call()
     with pytest.raises((TypeError, OverflowError)):
-        f(*args)
+        call(*args)
 
 
-def test_array_kind_rejects_non_arrays(double):
-    f = fastcall(double.address, "aaiii")
-    meta = meta_for(double, 4)
-    x = np.zeros(4, np.float32)
-    for bad in ([0.0] * 4, np.matrix(np.zeros(4, np.float32)), 12345, None):
-        with pytest.raises(TypeError):
-            f(bad, x, meta.ctypes.data, 0, 4)
+def test_wrong_count_is_a_type_error_naming_the_kernel(double):
+    with pytest.raises(TypeError, match=r"double_pycall_test.*takes 5 int arguments"):
+        native.entry(double).call()(1, 2)
 
 
 def test_concurrent_calls_from_threads(double):
     """Two threads calling a long kernel at once both finish with correct results (the call
     releases the GIL around the kernel so the runtime can split work across threads)."""
-    f = fastcall(double.address, "aaiii")
+    call = native.entry(double).call()
     n = 1 << 22
     xs = [np.ones(n, np.float32) for _ in range(2)]
     outs = [np.empty(n, np.float32) for _ in range(2)]
-    meta = meta_for(double, n)
-    threads = [threading.Thread(target=f, args=(x, o, meta.ctypes.data, 0, n)) for x, o in zip(xs, outs)]
+    meta = meta_for(double, n, (xs[0], outs[0]))
+    threads = [threading.Thread(target=call, args=(x.ctypes.data, o.ctypes.data, meta.ctypes.data, 0, n))
+               for x, o in zip(xs, outs)]
     for t in threads:
         t.start()
     for t in threads:
@@ -77,16 +117,27 @@ def test_concurrent_calls_from_threads(double):
 def test_symbols_redefined_by_other_llvm_users_do_not_matter():
     """numba registers PyExc_TypeError as the object, not the variable, for every MCJIT in the
     process; our entry points must not resolve C API names through symbols at all."""
-    import subprocess
-    import sys
-
     code = (
-        "import llvmlite.binding as llvm, aclgen\n"
-        "from aclgen.codegen.pycall import fastcall\n"
+        "import llvmlite.binding as llvm, numpy as np\n"
+        "from aclgen import dtypes as dt\n"
+        "from aclgen.codegen import native\n"
+        "from aclgen.compiler import Options, Variant, compile_variant\n"
         "llvm.add_symbol('PyExc_TypeError', id(TypeError))\n"
         "llvm.add_symbol('_Py_NoneStruct', 8)\n"
-        "f = fastcall(aclgen.compile(lambda x: x * 2.0).kernel.address, 'iiiii')\n"
-        "try:\n    f()\nexcept TypeError:\n    print('ok')\n"
+        "llvm.add_symbol('PyEval_SaveThread', 8)\n"
+        "v = Variant((dt.float32,), (dt.float32,), 1, ('strided', 'strided'))\n"
+        "k = compile_variant(lambda x: x * 2.0, 'f', v, (), None, Options())\n"
+        "e = native.entry(k)\n"
+        "try:\n    e.call()()\nexcept TypeError:\n    print('ok')\n"
+        "x, out = np.ones(8, np.float32), np.zeros(8, np.float32)\n"
+        "meta = np.array([8, 1, 1], np.int64)\n"
+        "assert e.call()(x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, 8) is None and (out == 2).all()\n"
+        "r = native.Replays()\n"
+        "launch = native.Launch(e.packed(), ((0, 0), (1, 0)), meta.ctypes.data, 8)\n"
+        "assert r.record((x,), (), (out,), launch, ({}, []), (meta, k))\n"
+        "assert r.run((np.ones(9, np.float32),), (), None) is None\n"
+        "print('replayed', r.run((x,), (), None).tolist())\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[:2] == ["ok", "replayed " + str([2.0] * 8)], proc.stdout

@@ -1,5 +1,7 @@
-"""Guarded replay (aclgen.codegen.replay): every guard that fails sends the call down the full
-path, which checks it and computes it right; a guard that holds re-runs the recorded kernel."""
+"""Guarded replays of operator calls (aclgen.codegen.native.Replays, recorded by
+aclgen.runtime.function): every guard that fails sends the call down the full path, which checks
+it and computes it right; a guard that holds re-runs the recorded kernel. `fn.replay(...)` runs
+only a replay (None when no guard holds), `fn.replays` is the operator's table."""
 
 import os
 
@@ -9,14 +11,13 @@ import pytest
 
 import aclgen.ops as ops
 from aclgen import acl
-from aclgen.codegen import replay as guarded
-from aclgen.ops import entry
-from aclgen.ops.entry import OperatorError
+from aclgen import OperatorError
+from aclgen.codegen import native
 from tests import reference as ref
 from tests.hardening_support import run_threads
 
-pytestmark = pytest.mark.skipif(not guarded.available(), reason="numpy's array layout is not the probed one")
-HS = "aclnnHardswishBackward"
+pytestmark = pytest.mark.skipif(not native.available(), reason="numpy's array layout is not the probed one")
+HS = ops.hardswish_backward
 
 
 def data(n, seed=0, dtype=np.float32):
@@ -26,14 +27,14 @@ def data(n, seed=0, dtype=np.float32):
 
 @pytest.fixture(autouse=True)
 def fresh():
-    entry.forget()
+    native.clear_replays()
     yield
-    entry.forget()
+    native.clear_replays()
 
 
-def recorded(g, x, out, params=(), api=HS):
-    """Whether a replay of these arguments runs (guards hold), on a scratch copy of `out`."""
-    return entry.replay(api, (g, x), params, out) is not None
+def recorded(g, x, out, params=(), fn=HS):
+    """Whether a replay of these arguments runs (guards hold)."""
+    return fn.replay(g, x, *params, out=out) is not None
 
 
 def test_a_checked_call_is_recorded_and_replays_new_data():
@@ -43,7 +44,7 @@ def test_a_checked_call_is_recorded_and_replays_new_data():
     assert recorded(g, x, out)
     g2, x2 = data(1000, seed=1)
     out2 = np.empty_like(g)
-    assert entry.replay(HS, (g2, x2), (), out2) is out2
+    assert HS.replay(g2, x2, out=out2) is out2
     np.testing.assert_array_equal(out2, ref.hardswish_backward(g2, x2))
 
 
@@ -67,7 +68,7 @@ def test_geometry_guards(change):
         g2, x2, out2 = np.matrix(g), np.matrix(x), np.empty((1, 64), np.float32)
     else:
         g2, x2, out2 = list(g), list(x), np.empty(64, np.float32)
-    hit = entry.replay(HS, (g2, x2), (), out2) is not None
+    hit = HS.replay(g2, x2, out=out2) is not None
     assert hit == (change == "offset_view")
     got = ops.hardswish_backward(g2, x2, out=out2)
     want = ref.hardswish_backward(np.asarray(g2, dtype=out2.dtype), np.asarray(x2, dtype=out2.dtype))
@@ -81,7 +82,7 @@ def test_copied_inputs_are_never_recorded():
     for _ in range(3):
         ops.hardswish_backward(g[::-1], x[::-1], out=out)
         np.testing.assert_array_equal(out, ref.hardswish_backward(g[::-1], x[::-1]))
-    assert not entry._replays
+    assert not len(HS.replays)
 
 
 def test_reversed_output_is_written_back_every_time():
@@ -119,7 +120,7 @@ def test_aliasing_guards():
     assert not recorded(buf[:-1], x, buf[1:])
     ops.hardswish_backward(buf[:-1], x, out=buf[1:])
     np.testing.assert_array_equal(buf[1:], want)
-    assert not any(entry.replay(HS, (buf[:-1], x), (), buf[1:]) is not None for _ in range(1))
+    assert HS.replay(buf[:-1], x, out=buf[1:]) is None
 
 
 @pytest.mark.parametrize("first,second", [(0.5, 0.25), (0.0, -0.0), (1, 1.0), (0.5, np.float32(0.5)), (2, 3)])
@@ -127,8 +128,8 @@ def test_parameter_guards(first, second):
     g, x = data(300)
     out = np.empty_like(g)
     ops.threshold_backward(g, x, first, out=out)
-    assert recorded(g, x, out, (first,), "aclnnThresholdBackward")
-    assert not recorded(g, x, out, (second,), "aclnnThresholdBackward")
+    assert recorded(g, x, out, (first,), ops.threshold_backward)
+    assert not recorded(g, x, out, (second,), ops.threshold_backward)
     got = ops.threshold_backward(g, x, second)
     np.testing.assert_array_equal(got, ref.threshold_backward(g, x, np.float32(second)))
 
@@ -151,7 +152,7 @@ def test_environment_change_is_a_miss(monkeypatch):
     assert recorded(g, x, out)
     np.testing.assert_array_equal(out, ref.hardswish_backward(g, x))
     os.environ["ACLGEN_THREADS"] = "1"  # the same value again: a hit or a (safe) miss, both right
-    r = entry.replay(HS, (g, x), (), out)
+    r = HS.replay(g, x, out=out)
     assert r is None or r is out
     monkeypatch.delenv("ACLGEN_THREADS")
     assert recorded(g, x, out)  # the first record, made with the variable unset, holds again
@@ -164,10 +165,10 @@ def test_environment_change_is_a_miss(monkeypatch):
 def test_soc_change_forgets_recorded_calls():
     g = np.ones(16, ml_dtypes.bfloat16)
     ops.hardswish_backward(g, g)
-    assert entry._replays
+    assert len(HS.replays)
     try:
         assert acl.set_soc_version("Ascend910") == 0
-        assert not entry._replays
+        assert not len(HS.replays)
         with pytest.raises(OperatorError) as info:
             ops.hardswish_backward(g, g)
         assert info.value.status == 161002
@@ -190,60 +191,59 @@ def test_swi_glu_grad_dim_guard():
     x = rng.standard_normal((6, 8)).astype(np.float32)
     g0 = rng.standard_normal((3, 8)).astype(np.float32)
     ops.swi_glu_grad(g0, x, 0)
-    assert recorded(g0, x, np.empty_like(x), (0,), "aclnnSwiGluGrad")
-    assert not recorded(g0, x, np.empty_like(x), (-2,), "aclnnSwiGluGrad")  # same axis, other spelling
+    assert recorded(g0, x, np.empty_like(x), (0,), ops.swi_glu_grad)
+    assert not recorded(g0, x, np.empty_like(x), (-2,), ops.swi_glu_grad)  # same axis, other spelling
     r = ops.swi_glu_grad(g0, x, -2)
     assert not ref.swi_glu_grad_violations(r, g0, x, 0).any()
     with pytest.raises(OperatorError):
         ops.swi_glu_grad(g0, x, 1)  # shapes no longer fit
 
 
-def test_replays_per_api_are_bounded_and_newest_first():
-    for n in range(1, entry.REPLAYS_PER_API + 4):
+def test_replays_per_operator_are_bounded_and_newest_first():
+    size = HS.replays.size
+    for n in range(1, size + 4):
         g, x = data(n)
         ops.hardswish_backward(g, x)
-    assert len(entry._replays[HS]) == entry.REPLAYS_PER_API
-    assert entry._replays[HS][0][1] == (entry.REPLAYS_PER_API + 3,)
+    assert len(HS.replays) == size
+    assert HS.replays.output_shapes()[0] == (size + 3,)
 
 
 def test_a_hit_moves_to_the_front():
     arrays = [data(n) for n in (10, 20, 30)]
     for g, x in arrays:
         ops.hardswish_backward(g, x)
-    assert [e[1] for e in entry._replays[HS]] == [(30,), (20,), (10,)]
+    assert HS.replays.output_shapes() == [(30,), (20,), (10,)]
     g, x = arrays[0]
     np.testing.assert_array_equal(ops.hardswish_backward(g, x), ref.hardswish_backward(g, x))
-    assert [e[1] for e in entry._replays[HS]] == [(10,), (30,), (20,)]
+    assert HS.replays.output_shapes() == [(10,), (30,), (20,)]
 
 
 def test_many_geometries_replay_from_the_geometry_dict():
-    pairs = [data(n, seed=n) for n in range(1, 3 * entry.REPLAYS_PER_API)]
+    pairs = [data(n, seed=n) for n in range(1, 3 * HS.replays.size)]
     for g, x in pairs:
         ops.hardswish_backward(g, x)
     g, x = pairs[0]  # long out of the MRU list
     assert recorded(g, x, np.empty_like(g))
-    assert entry._replays[HS][0][1] == g.shape  # back at the front
+    assert HS.replays.output_shapes()[0] == g.shape  # back at the front
     for g, x in pairs:
         np.testing.assert_array_equal(ops.hardswish_backward(g, x), ref.hardswish_backward(g, x))
 
 
 def test_recording_a_geometry_compiles_nothing():
     """One native replay function serves every record: a new shape must not cost a compile."""
-    from aclgen.codegen import pycall
-
     g, x = data(33)
     ops.hardswish_backward(g, x)
-    compiled = len(pycall._keep)
+    compiled = native.compiled_modules()
     for n in range(34, 60):
         g, x = data(n)
         ops.hardswish_backward(g, x)
         assert recorded(g, x, np.empty_like(g))
-    assert len(pycall._keep) == compiled
+    assert native.compiled_modules() == compiled
 
 
 def test_threads_replaying_and_recording_many_geometries():
 
-    pairs = [data(n, seed=n) for n in range(40, 40 + 2 * entry.REPLAYS_PER_API)]
+    pairs = [data(n, seed=n) for n in range(40, 40 + 2 * HS.replays.size)]
     errors = []
 
     def work(seed):

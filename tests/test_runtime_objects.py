@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
-from tests.aclnn_helpers import GWS
+from tests.aclnn_helpers import gws
 
 
 def test_create_tensor_fields_and_repr():
@@ -42,7 +42,7 @@ def test_every_listed_dtype_can_be_created():
 def test_null_tensor_from_create_is_161001():
     bad = acl.create_tensor("oops", 0, None, 0, 2, None, 0)
     assert bad is None
-    _, _, ret = GWS["hardswish"](bad, bad, bad)
+    _, _, ret = gws("hardswish")(bad, bad, bad)
     assert ret == 161001
 
 
@@ -102,7 +102,7 @@ def test_dlpack_from_torch_incl_bfloat16():
     assert np.array_equal(acl.to_numpy(t).astype(np.float32), x.float().numpy())
     g = torch.linspace(-5, 5, 16)
     out = torch.zeros(16)
-    ws, ex, ret = GWS["threshold"](acl.from_dlpack(g), acl.from_dlpack(g), acl.create_scalar(0.0, acl.ACL_FLOAT),
+    ws, ex, ret = gws("threshold")(acl.from_dlpack(g), acl.from_dlpack(g), acl.create_scalar(0.0, acl.ACL_FLOAT),
                                    acl.from_dlpack(out))
     assert ret == 0
     import aclgen.aclnn as aclnn

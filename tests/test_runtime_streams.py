@@ -10,7 +10,7 @@ import numpy as np
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 from tests import aclnn_reference as ref
-from tests.aclnn_helpers import GWS, RUN, s
+from tests.aclnn_helpers import gws, run, s
 
 
 def blocker(stream):
@@ -106,10 +106,10 @@ def test_async_failure_reported_by_synchronize():
     stream, _ = acl.rt.create_stream()
     ptr, _ = acl.rt.malloc(64, 0)
     t = acl.create_tensor([16], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [16], ptr)
-    ws, ex, ret = GWS["threshold"](t, t, s(0.0), t)
+    ws, ex, ret = gws("threshold")(t, t, s(0.0), t)
     assert ret == 0
     ev = blocker(stream)
-    assert RUN["threshold"](None, ws, ex, stream) == 0
+    assert run("threshold")(None, ws, ex, stream) == 0
     assert acl.rt.free(ptr) == 0  # too early: the queued call has not run
     ev.set()
     assert acl.rt.synchronize_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR
@@ -145,8 +145,8 @@ def test_destroy_waits_for_pending_work():
     done = []
     g = np.linspace(-1, 1, 64, dtype=np.float32)
     out = np.zeros_like(g)
-    ws, ex, ret = GWS["hardswish"](acl.from_numpy(g), acl.from_numpy(g), acl.from_numpy(out))
-    assert RUN["hardswish"](None, ws, ex, stream) == 0
+    ws, ex, ret = gws("hardswish")(acl.from_numpy(g), acl.from_numpy(g), acl.from_numpy(out))
+    assert run("hardswish")(None, ws, ex, stream) == 0
     th = threading.Thread(target=lambda: done.append(acl.rt.destroy_stream(stream)))
     th.start()
     time.sleep(0.05)
@@ -164,20 +164,20 @@ def test_destroyed_stream_misuse():
     assert "the stream was destroyed" in acl.get_recent_err_msg()
     assert acl.rt.synchronize_stream("s") == acl.ACL_ERROR_INVALID_PARAM
     g = acl.from_numpy(np.zeros(4, np.float32))
-    ws, ex, ret = GWS["hardswish"](g, g, g)
-    assert RUN["hardswish"](None, ws, ex, stream) == 161002
+    ws, ex, ret = gws("hardswish")(g, g, g)
+    assert run("hardswish")(None, ws, ex, stream) == 161002
     assert acl.get_recent_err_msg() == "aclnnHardswishBackward: stream was destroyed"
-    assert RUN["hardswish"](None, ws, ex, None) == 0  # the failed enqueue did not consume it
+    assert run("hardswish")(None, ws, ex, None) == 0  # the failed enqueue did not consume it
 
 
 def test_repeatable_executor_on_a_stream_many_times():
     stream, _ = acl.rt.create_stream()
     acc = np.full(8, 10.0, np.float32)
     ta = acl.from_numpy(acc)
-    ws, ex, ret = GWS["selu"](ta, acl.from_numpy(np.ones(8, np.float32)), ta)
+    ws, ex, ret = gws("selu")(ta, acl.from_numpy(np.ones(8, np.float32)), ta)
     aclnn.aclSetAclOpExecutorRepeatable(ex)
     for _ in range(5):
-        assert RUN["selu"](None, ws, ex, stream) == 0
+        assert run("selu")(None, ws, ex, stream) == 0
     assert acl.rt.synchronize_stream(stream) == 0
     want = np.full(8, 10.0, np.float32)
     for _ in range(5):

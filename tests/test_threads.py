@@ -1,65 +1,104 @@
-"""The native thread pool: split launches are exact, busy pools fall back, sleepers wake."""
+"""The native thread pool (aclgen.codegen.native): split launches are exact, busy pools fall
+back, sleepers wake, a forked child gets its own pool."""
 
+import ctypes
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
-import aclgen
-from aclgen.codegen import pycall, threads
-from aclgen.launch import Launch, plan
-from aclgen.ops.hardswish_backward import formula as hardswish
-from tests.hardening_support import run_threads
-from tests.reference import hardswish_backward as ref
+from aclgen import dtypes as dt
+from aclgen.codegen import native
+from aclgen.compiler import Options, Variant, compile_variant
+
+try:
+    from tests.hardening_support import run_threads
+except ImportError:  # hardening_support imports the operator layer, which may be mid-rewrite
+    import threading
+
+    def run_threads(target, count: int, timeout: float = 120) -> list:
+        ts = [threading.Thread(target=target, args=(s,)) for s in range(count)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout=timeout)
+        return [t for t in ts if t.is_alive()]
+
+pytestmark = pytest.mark.skipif(not native._has_pool(), reason="the native pool is x86-64 Linux only")
+
+
+def formula(g, x):
+    return x * 2.0 + g  # 2x is exact: one rounding with or without FMA
+
+
+def ref(g, x):
+    return x * np.float32(2) + g
 
 
 @pytest.fixture(scope="module")
-def par():
-    k = aclgen.compile(hardswish, name="hardswish_pool_test").kernel
-    entry = threads.parallel_entry(k, 2)
-    assert entry is not None
-    return k, pycall.fastcall(entry, "aaaiii")
+def kernel():
+    variant = Variant((dt.float32, dt.float32), (dt.float32,), 1, ("strided",) * 3)
+    return compile_variant(formula, "pool_test", variant, (), None, Options())
 
 
-def run(k, call, n, begin=0, end=None):
+@pytest.fixture(scope="module")
+def call(kernel):
+    e = native.entry(kernel)
+    assert e.launcher(2) not in (0, e.address)
+    assert e.launcher(2) == e.launcher(2)  # made once per (kernel, threads)
+    return e.call(2)
+
+
+def run(call, n, begin=0, end=None):
     rng = np.random.default_rng(n)
     g = rng.standard_normal(n).astype(np.float32)
     x = (rng.standard_normal(n) * 4).astype(np.float32)
     out = np.full(n, -7.0, np.float32)
-    meta = Launch(k, plan((n,), [(1,)] * 3), [0, 0, 0], []).meta
-    call(g, x, out, meta.ctypes.data, begin, n if end is None else end)
+    meta = np.array([n, 1, 1, 1], np.int64)  # dims, then each operand's stride (elements)
+    call(g.ctypes.data, x.ctypes.data, out.ctypes.data, meta.ctypes.data, begin, n if end is None else end)
     return g, x, out
 
 
-@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 127, 1000, 4097, 65536 + 7])
-def test_split_launch_is_exact(par, n):
-    k, call = par
-    g, x, out = run(k, call, n)
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 127, 1000, 4097, 65536 + 7, 300_001])
+def test_split_launch_is_exact(call, n):
+    g, x, out = run(call, n)
     np.testing.assert_array_equal(out, ref(g, x))
 
 
-def test_subrange_only(par):
-    k, call = par
-    g, x, out = run(k, call, 1000, 100, 900)
-    np.testing.assert_array_equal(out[100:900], ref(g, x)[100:900])
-    assert (out[:100] == -7).all() and (out[900:] == -7).all()
-
-
-def test_workers_wake_after_sleeping(par):
-    k, call = par
-    time.sleep(0.3)  # past the spin: the worker sleeps on its futex
-    g, x, out = run(k, call, 50000)
+@pytest.mark.parametrize("threads", [3, 5])
+def test_other_thread_counts(kernel, threads):
+    g, x, out = run(native.entry(kernel).call(threads), 100_003)
     np.testing.assert_array_equal(out, ref(g, x))
 
 
-def test_concurrent_launches_fall_back_not_deadlock(par):
-    k, call = par
+def test_subrange_only(call):
+    for begin, end in ((100, 900), (70_000, 140_001)):
+        g, x, out = run(call, 150_000, begin, end)
+        np.testing.assert_array_equal(out[begin:end], ref(g, x)[begin:end])
+        assert (out[:begin] == -7).all() and (out[end:] == -7).all()
+
+
+def test_empty_range_writes_nothing(call):
+    g, x, out = run(call, 100, 50, 50)
+    assert (out == -7).all()
+
+
+def test_workers_wake_after_sleeping(call):
+    for _ in range(2):
+        time.sleep(0.3)  # past the spin: the workers sleep on their futex
+        g, x, out = run(call, 50000)
+        np.testing.assert_array_equal(out, ref(g, x))
+
+
+def test_concurrent_launches_fall_back_not_deadlock(call):
     errors = []
 
     def worker(seed):
         try:
             for i in range(30):
-                g, x, out = run(k, call, 20000 + seed * 31 + i)
+                g, x, out = run(call, 20000 + seed * 31 + i)
                 if not np.array_equal(out, ref(g, x)):
                     errors.append(seed)
         except Exception as exc:  # pragma: no cover - reported below
@@ -67,3 +106,51 @@ def test_concurrent_launches_fall_back_not_deadlock(par):
 
     assert not run_threads(worker, 6), "a launch hung"
     assert not errors
+
+
+def test_packed_parallel_entry(kernel):
+    """packed(threads) runs launcher(threads): the entry replays call."""
+    e = native.entry(kernel)
+    assert e.packed(2) != e.packed(1)
+    n = 100_000
+    g, x = np.ones(n, np.float32), np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    meta = np.array([n, 1, 1, 1], np.int64)
+    argv = np.array([g.ctypes.data, x.ctypes.data, out.ctypes.data, meta.ctypes.data], np.int64)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(e.packed(2))(argv.ctypes.data, 0, n)
+    np.testing.assert_array_equal(out, ref(g, x))
+
+
+def test_a_forked_child_gets_its_own_pool():
+    code = """
+import os, numpy as np
+from aclgen import dtypes as dt
+from aclgen.codegen import native
+from aclgen.compiler import Options, Variant, compile_variant
+v = Variant((dt.float32,), (dt.float32,), 1, ('strided', 'strided'))
+e = native.entry(compile_variant(lambda x: x * 2.0, 'f', v, (), None, Options()))
+n = 200_000
+x, meta = np.arange(n, dtype=np.float32), np.array([n, 1, 1], np.int64)
+
+def check(tag):
+    out = np.zeros(n, np.float32)
+    e.call(2)(x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, n)
+    assert (out == 2 * x).all(), tag
+
+check('parent')
+parent_launcher = e.launcher(2)
+pid = os.fork()
+if pid == 0:
+    try:
+        check('child')
+        assert e.launcher(2) != parent_launcher
+        os._exit(0)
+    except BaseException:
+        os._exit(3)
+_, status = os.waitpid(pid, 0)
+check('parent again')
+print('status', os.waitstatus_to_exitcode(status))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "status 0"

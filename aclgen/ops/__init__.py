@@ -1,26 +1,29 @@
-"""The operator library: one file per operator (its formula and its binding)."""
+"""The built-in operators: one declaration file each (aclgen.declaration).
 
-from aclgen.ops.hardswish_backward import OP as HARDSWISH_BACKWARD
-from aclgen.ops.hardswish_backward import hardswish_backward
-from aclgen.ops.selu_backward import OP as SELU_BACKWARD
-from aclgen.ops.selu_backward import selu_backward
-from aclgen.ops.softshrink_backward import OP as SOFTSHRINK_BACKWARD
-from aclgen.ops.softshrink_backward import softshrink_backward
-from aclgen.ops.swi_glu_grad import OP as SWI_GLU_GRAD
-from aclgen.ops.swi_glu_grad import swi_glu_grad
-from aclgen.ops.threshold_backward import OP as THRESHOLD_BACKWARD
-from aclgen.ops.threshold_backward import threshold_backward
+Every module of this package is imported here, and each operator it declares becomes an
+attribute under its Python name (`aclgen.ops.hardswish_backward(...)`); `OPERATORS` maps those
+names to the declarations. Nothing else in aclgen lists the built-ins: a new file here is a
+new operator everywhere (aclgen.aclnn, the CLI, the C SDK, the tests).
+"""
 
-OPERATORS = {
-    op.name: op
-    for op in (HARDSWISH_BACKWARD, SELU_BACKWARD, SOFTSHRINK_BACKWARD, SWI_GLU_GRAD, THRESHOLD_BACKWARD)
+import importlib
+import pkgutil
+
+from aclgen.declaration import Operator, registered
+from aclgen.runtime.errors import OperatorError
+from aclgen.runtime.function import Function, function_of
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+OPERATORS: dict[str, Operator] = {
+    op.python_name: op for op in registered().values() if op.formula.__module__.startswith(__name__ + ".")
 }
+globals().update({name: function_of(op) for name, op in OPERATORS.items()})
 
-__all__ = [
-    "OPERATORS",
-    "hardswish_backward",
-    "selu_backward",
-    "softshrink_backward",
-    "swi_glu_grad",
-    "threshold_backward",
-]
+
+def __getattr__(name: str) -> Function:  # for type checkers: the operators are set above
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["OPERATORS", "OperatorError", *OPERATORS]

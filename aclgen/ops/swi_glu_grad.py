@@ -5,23 +5,109 @@ out_A = g * B * (s + s * (1 - s) * A), out_B = g * s * A. The kernel has three i
 (yGrad, A, B) and two outputs (out_A, out_B), all strided views of x and out.
 """
 
-import operator
+from dataclasses import replace
 
-from aclgen.frontend import f32, logical_and, select, sigmoid
-from aclgen.ops import entry
-from aclgen.ops.operator import Operator
-from aclgen.runtime import checks, planner
+import numpy as np
+
+import aclgen
+from aclgen import KernelOperands, Scalar, f32, logical_and, select, sigmoid
 from aclgen.runtime import constants as C
-from aclgen.runtime.errors import AclError
 from aclgen.runtime.tensor import fmt_dims
 
 A2 = ("float16", "float32", "bfloat16")
 INF = float("inf")
 TINY = f32(2.0**-149)
 F64_SIGMOID_ZERO = f32(-709.78271484375)  # the f32 nearest -ln(DBL_MAX) with exp(-A) = inf in f64
+FORMATS = (C.ACL_FORMAT_ND, C.ACL_FORMAT_NCHW, C.ACL_FORMAT_NHWC, C.ACL_FORMAT_NCDHW, C.ACL_FORMAT_NCL)
 
 
-def formula(y_grad, a, b):
+def check(call):
+    """CANN's order: dtypes, formats, out's shape (161002), then dim and yGrad's shape, which
+    CANN finds while tiling (561002)."""
+    call.present("yGrad", "x", "out")
+    call.dtype_in()
+    call.same_dtype()
+    call.format_in(FORMATS)
+    call.same_shape("out", ref="x")
+    dims = call.tensor("x").view_dims
+    dim, rank = call.integer("dim"), len(dims)
+    if not -rank <= dim < rank:
+        raise call.error(C.ACLNN_ERR_INNER_TILING_ERROR, f"dim {dim} is outside [{-rank}, {rank - 1}] for x of {rank} dims")
+    d = dim % rank
+    if dims[d] % 2:
+        raise call.error(C.ACLNN_ERR_INNER_TILING_ERROR,
+                         f"x dim {d} has odd size {dims[d]}, it must split into two halves")
+    half = tuple(n // 2 if k == d else n for k, n in enumerate(dims))
+    g = call.tensor("yGrad").view_dims
+    if g != half:
+        raise call.error(C.ACLNN_ERR_INNER_TILING_ERROR,
+                         f"yGrad shape {fmt_dims(g)} must equal x shape with dim {d} halved {fmt_dims(half)}")
+    call.attrs["dim"] = d
+    call.shape = half
+
+
+def halves(ins, outs, attrs):
+    """Kernel operands: yGrad, x's halves A and B; out's halves. All span yGrad's shape."""
+    g, x = ins
+    (o,) = outs
+    d = attrs["dim"]
+    return g.dims, [g, *_halves(x, d)], list(_halves(o, d))
+
+
+def _halves(view, d: int):
+    h = view.dims[d] // 2
+    dims = tuple(h if k == d else n for k, n in enumerate(view.dims))
+    return replace(view, dims=dims), replace(view, dims=dims, offset=view.offset + h * view.strides[d])
+
+
+def result(ins, attrs):
+    """out has x's shape and dtype."""
+    x = ins[1]
+    return [(x.view_dims, x.dtype) if x is not None else ((), C.ACL_FLOAT)]
+
+
+def input_shapes(shape):
+    """x (and out) of `shape`, yGrad with its last dim halved."""
+    if not shape or shape[-1] % 2:
+        raise ValueError(f"SwiGluGrad splits the last dim of x in halves: it must be even, got "
+                         f"{'x'.join(map(str, shape)) or 'a 0-d x'}")
+    return [(*shape[:-1], shape[-1] // 2), tuple(shape)]
+
+
+# SPEC.md §4.4: yGrad [2, 16] = -2..29, x [2, 32] = -2..61, dim = -1, float32. exp is not exact
+# on any hardware (§4.4 holds it to a bound), so the printed values must agree to 1e-5 relative.
+EXAMPLE = aclgen.Example(
+    (np.arange(-2, 30, dtype=np.float32).reshape(2, 16), np.arange(-2, 62, dtype=np.float32).reshape(2, 32), -1),
+    tuple("2.541959 -1.0849423 0 15.770399 39.268234 62.021935 84.21317 107.78748 133.62709 161.87914 192.45053 "
+          "225.22208 260.10623 297.0496 336.0227 377.01022 0.47681168 0.26894143 0 0.7310586 3.5231884 8.573167 "
+          "15.71222 24.832678 35.910984 48.955357 63.97854 80.990005 99.99546 120.99798 143.99911 168.99962".split())
+    + tuple(str(644 + 61 * k + k * (k - 1)) for k in range(16))  # row 1, A half: 644, 705, ..., 1769
+    + tuple(str(420 + 45 * k + k * (k - 1)) for k in range(16)),  # row 1, B half: 420, 465, ..., 1305
+    rtol=1e-5,
+)
+
+@aclgen.operator(
+    "SwiGluGrad",
+    inputs=("yGrad", "x"),
+    scalars=(Scalar("dim", kind="int", default=-1),),
+    outputs=("out",),
+    dtypes={
+        "Ascend910B": A2,
+        "Ascend910_93": A2,
+        "Ascend950": A2,
+        "Ascend310P": ("float16", "float32"),
+        "Ascend910": (),
+    },
+    broadcast=False,
+    max_rank=None,
+    check=check,
+    kernel=KernelOperands(inputs=("yGrad", "a", "b"), outputs=("outA", "outB"), views=halves),
+    result=result,
+    input_shapes=input_shapes,
+    examples=(EXAMPLE,),
+)
+def swi_glu_grad(y_grad, a, b):
+    """The gradient of SwiGLU(x) = silu(A) * B along `dim`, applied to `yGrad`."""
     s = sigmoid(a)
     # For A < -103.97, sigmoid(A) > 0 underflows f32 to 0, and inf * 0 would give NaN where the
     # float64 formula of SPEC §4.4 gives +-inf; the smallest subnormal keeps the sign and stays
@@ -37,111 +123,3 @@ def formula(y_grad, a, b):
     p = select(abs(p) < INF, p, y_grad * d * b)
     p = select(abs(p) < INF, p, p1)
     return p, y_grad * s * a
-
-
-OP = Operator(
-    name="swi_glu_grad",
-    aclnn="SwiGluGrad",
-    formula=formula,
-    inputs=("yGrad", "a", "b"),
-    outputs=("outA", "outB"),
-    dtypes={
-        "Ascend910B": A2,
-        "Ascend910_93": A2,
-        "Ascend950": A2,
-        "Ascend310P": ("float16", "float32"),
-        "Ascend910": (),
-    },
-)
-
-
-def halves(a, dim: int):
-    """The two halves of `a` along `dim` (views)."""
-    h = a.shape[dim] // 2
-    lo = [slice(None)] * a.ndim
-    hi = [slice(None)] * a.ndim
-    lo[dim], hi[dim] = slice(0, h), slice(h, None)
-    return a[tuple(lo)], a[tuple(hi)]
-
-
-# ==============================================================================================
-# aclnn binding: aclnnSwiGluGradGetWorkspaceSize's checks, in SPEC.md §4.4's order
-# ==============================================================================================
-
-API = "aclnnSwiGluGrad"
-NAMES = ("yGrad", "x", "out")
-FORMATS = (C.ACL_FORMAT_ND, C.ACL_FORMAT_NCHW, C.ACL_FORMAT_NHWC, C.ACL_FORMAT_NCDHW, C.ACL_FORMAT_NCL)
-
-
-def _tiling_error(message: str) -> AclError:
-    return AclError(C.ACLNN_ERR_INNER_TILING_ERROR, f"{API}: {message}")
-
-
-def get_workspace_size(y_grad, x, dim, out):
-    """Check the arguments and plan the call; returns the executor (raises AclError)."""
-    args = (y_grad, x, out)
-    if type(dim) is int:
-        executor = planner.reuse(API, args, dim)  # these very objects passed every check before
-        if executor is not None:
-            return executor
-    g = checks.tensor(API, "yGrad", y_grad)
-    xt = checks.tensor(API, "x", x)
-    o = checks.tensor(API, "out", out)
-    codes, names, _ = checks.allowed(OP, checks.soc())
-    checks.dtype_in(API, "yGrad", g, codes, names)
-    checks.dtype_in(API, "x", xt, codes, names)
-    checks.dtype_in(API, "out", o, codes, names)
-    checks.same_dtype(API, "x", xt, "yGrad", g)
-    checks.same_dtype(API, "out", o, "yGrad", g)
-    checks.format_in(API, "yGrad", g, FORMATS)
-    checks.format_in(API, "x", xt, FORMATS)
-    checks.format_in(API, "out", o, FORMATS)
-    checks.same_shape(API, "out", o, "x", xt)
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        try:
-            dim = operator.index(dim)
-        except TypeError:
-            raise AclError(C.ACLNN_ERR_PARAM_INVALID, f"{API}: dim must be an int, got {dim!r}") from None
-    rank = len(xt.view_dims)
-    if not -rank <= dim < rank:
-        raise _tiling_error(f"dim {dim} is outside [{-rank}, {rank - 1}] for x of {rank} dims")
-    d = dim % rank
-    if xt.view_dims[d] % 2:
-        raise _tiling_error(f"x dim {d} has odd size {xt.view_dims[d]}, it must split into two halves")
-    half = tuple(n // 2 if k == d else n for k, n in enumerate(xt.view_dims))
-    if g.view_dims != half:
-        raise _tiling_error(f"yGrad shape {fmt_dims(g.view_dims)} must equal x shape with dim {d} halved "
-                            f"{fmt_dims(half)}")
-    memo = (args, dim) if type(dim) is int else None
-    return planner.build(API, OP, NAMES, (g, xt, o), 2, xt.view_dims, (), _split, d, memo)
-
-
-def _split(views_in, views_out, itemsize: int, d: int):
-    """Kernel operands: yGrad, x's halves A and B; out's halves. All span yGrad's shape."""
-    g, x = views_in
-    (o,) = views_out
-    return g[2], [g, *_halves(x, d, itemsize)], list(_halves(o, d, itemsize))
-
-
-def _halves(view, d: int, itemsize: int):
-    src, delta, dims, strides = view
-    h = dims[d] // 2
-    dims_h = tuple(h if k == d else n for k, n in enumerate(dims))
-    return (src, delta, dims_h, strides), (src, delta + h * strides[d] * itemsize, dims_h, strides)
-
-
-# ==============================================================================================
-# numpy entry point
-# ==============================================================================================
-
-
-def swi_glu_grad(y_grad, x, dim=-1, out=None):
-    """The gradient of SwiGLU(x) = silu(A) * B along `dim`, applied to `y_grad`."""
-    done = entry.replay(API, (y_grad, x), (dim,), out)
-    if done is not None:
-        return done
-    g, xa = entry.array(y_grad), entry.array(x)
-    shape, dtype = (entry.shape_of(xa), xa.dtype) if xa is not None else ((), None)
-    out = entry.output(API, "out", out, shape, dtype)
-    args = [entry.tensor(API, "yGrad", g), entry.tensor(API, "x", xa), dim]
-    return entry.run(get_workspace_size, API, args, out, "out", (g, xa), (dim,))

@@ -1,31 +1,47 @@
 """aclnnThresholdBackward(gradOutput, self, threshold, out) (SPEC.md §4.5).
 
 out = 0 where x <= t, else g — a select, so no -0, inf*0 or NaN from g where x <= t. Integer
-tensors compare exactly with trunc(t) (the `like-input` parameter is an i64 for them).
+tensors compare exactly with trunc(t) (a `like-input` scalar is an i64 for them).
 """
 
 import numpy as np
 
-from aclgen.frontend import select
-from aclgen.kernel import Param
-from aclgen.ops import entry
-from aclgen.ops.operator import Operator
-from aclgen.runtime import checks, planner
+import aclgen
+from aclgen import Scalar, select
 from aclgen.runtime import constants as C
+from aclgen.runtime.checks import listing
 
 A2 = ("float32", "int32", "float16", "int8", "uint8", "bfloat16")
 
 
-def formula(g, x, threshold):
-    return select(x <= threshold, 0, g)
+def check(call):
+    """CANN's order: threshold, out, then the inputs; on Ascend950 INT64 only when
+    |threshold| <= FLT_EPSILON (as CANN decides it, on the f32 value)."""
+    t = call.scalar("threshold").f32
+    call.tensor("out")
+    call.tensor("gradOutput")
+    call.tensor("self")
+    codes, text, ordered = call.allowed()
+    if C.ACL_INT64 in codes and not abs(t) <= C.FLT_EPSILON:
+        ordered = tuple(c for c in ordered if c != C.ACL_INT64)
+        codes, text = frozenset(ordered), listing(ordered) + " (ACL_INT64 needs |threshold| <= FLT_EPSILON)"
+    call.dtype_in("gradOutput", "self", allowed_codes=(codes, text))
+    call.same_dtype("self", "out")
+    call.max_rank()
+    call.out_shape(call.broadcast())
 
 
-OP = Operator(
-    name="threshold_backward",
-    aclnn="ThresholdBackward",
-    formula=formula,
+# SPEC.md §4.5: self = [0.2, 1.2, 2.2, 3.2], grad = [4.5, 4.4, 4.3, 4.2], t = 1.0, float32 [2, 2]
+EXAMPLE = aclgen.Example(
+    (np.array([4.5, 4.4, 4.3, 4.2], np.float32).reshape(2, 2), np.array([0.2, 1.2, 2.2, 3.2], np.float32).reshape(2, 2),
+     1.0),
+    tuple("0 4.4 4.3 4.2".split()),
+)
+
+@aclgen.operator(
+    "ThresholdBackward",
     inputs=("gradOutput", "self"),
-    params=(Param("threshold", kind="like-input"),),
+    scalars=(Scalar("threshold", kind="like-input"),),
     outputs=("out",),
     dtypes={
         "Ascend910B": A2,
@@ -34,68 +50,9 @@ OP = Operator(
         "Ascend910": ("float32", "int32", "float16", "int8", "uint8"),
         "Ascend310P": ("float32", "int32", "float16", "int8", "uint8"),
     },
+    check=check,
+    examples=(EXAMPLE,),
 )
-
-
-# ==============================================================================================
-# aclnn binding: aclnnThresholdBackwardGetWorkspaceSize's checks, in CANN's order (SPEC.md §4.5)
-# ==============================================================================================
-
-API = "aclnnThresholdBackward"
-NAMES = ("gradOutput", "self", "out")
-
-
-def _dtypes(soc: str, t: float) -> tuple[frozenset, str]:
-    """The profile's list; on Ascend950 INT64 only when |t| <= FLT_EPSILON (as CANN decides)."""
-    codes, names, ordered = checks.allowed(OP, soc)
-    if C.ACL_INT64 in codes and not abs(t) <= C.FLT_EPSILON:
-        ordered = tuple(c for c in ordered if c != C.ACL_INT64)
-        return frozenset(ordered), checks.listing(ordered) + " (ACL_INT64 needs |threshold| <= FLT_EPSILON)"
-    return codes, names
-
-
-def get_workspace_size(grad_output, self, threshold, out):
-    """Check the arguments and plan the call; returns the executor (raises AclError)."""
-    args = (grad_output, self, threshold, out)
-    executor = planner.reuse(API, args)  # these very objects passed every check before
-    if executor is not None:
-        return executor
-    t = checks.scalar(API, "threshold", threshold)
-    o = checks.tensor(API, "out", out)
-    g = checks.tensor(API, "gradOutput", grad_output)
-    x = checks.tensor(API, "self", self)
-    codes, names = _dtypes(checks.soc(), t.f32)
-    checks.dtype_in(API, "gradOutput", g, codes, names)
-    checks.dtype_in(API, "self", x, codes, names)
-    checks.same_dtype(API, "self", x, "gradOutput", g)
-    checks.same_dtype(API, "out", o, "gradOutput", g)
-    checks.max_dims(API, "gradOutput", g)
-    checks.max_dims(API, "self", x)
-    checks.max_dims(API, "out", o)
-    shape = checks.broadcast(API, "gradOutput", g, "self", x)
-    checks.out_shape(API, "out", o, shape)
-    kdtype = C.KERNEL_DTYPE[g.dtype]
-    slot = t.bits if kdtype.is_float else OP.param_slot(OP.params[0], t.f32, kdtype)
-    return planner.build(API, OP, NAMES, (g, x, o), 2, shape, (slot,), memo=(args, None))
-
-
-# ==============================================================================================
-# numpy entry point
-# ==============================================================================================
-
-
-def threshold_backward(grad_output, self, threshold, out=None):
-    """`grad_output` where `self > threshold`, else 0 (broadcasting)."""
-    done = entry.replay(API, (grad_output, self), (threshold,), out)
-    if done is not None:
-        return done
-    g, x = entry.array(grad_output), entry.array(self)
-    shape = ()
-    if g is not None and x is not None:
-        try:
-            shape = np.broadcast_shapes(g.shape, x.shape)
-        except ValueError:
-            shape = g.shape  # the API names the broadcast failure
-    out = entry.output(API, "out", out, shape, g.dtype if g is not None else None)
-    args = [entry.tensor(API, "gradOutput", g), entry.tensor(API, "self", x), entry.scalar(threshold)]
-    return entry.run(get_workspace_size, API, args, out, "out", (g, x), (threshold,))
+def threshold_backward(g, x, threshold):
+    """`gradOutput` where `self > threshold`, else 0 (broadcasting)."""
+    return select(x <= threshold, 0, g)

@@ -53,13 +53,11 @@ def context() -> Context:
     return ctx
 
 
-def default_spec(
-    tile_size: int, width: int, fma: str, noalias: bool, threads: int = 1, nontemporal: bool = False
-) -> str:
+def default_spec(tile_size: int, width: int, fma: str, noalias: bool, nontemporal: bool = False) -> str:
     return ",".join(
         [
             "legalize-dtypes",
-            f"tile-elementwise{{tile_size={tile_size} threads={threads}}}",
+            f"tile-elementwise{{tile_size={tile_size}}}",
             f"vectorize-elementwise{{width={width} nontemporal={'true' if nontemporal else 'false'}}}",
             f"expand-math{{fma={fma}}}",
             "cse",

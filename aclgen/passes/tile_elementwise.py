@@ -25,8 +25,8 @@ After:
       func.return
     }
 
-`threads` records the intended split on the function (`tile.threads`); the runtime hands each
-thread its `[begin, end)` range.
+Threads are the runtime's business: the native pool hands each thread a `[begin, end)` range of
+the same function (aclgen/codegen/native.py).
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _row_pointers(re: _Emitter, row: SSAValue, dims, strides, bases, views) -> l
     return rows
 
 
-def tile_kernel(kernel: ew.KernelOp, tile_size: int, threads: int) -> func.FuncOp:
+def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
     ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
     views = list(ins) + list(outs)
     rank = views[0].rank.data
@@ -154,7 +154,6 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int, threads: int) -> func.FuncO
     entry.add_op(func.ReturnOp())
 
     f = func.FuncOp(kernel.sym_name.data, ([ptr] * len(views) + [ptr, i64, i64], []), Region(entry))
-    f.attributes["tile.threads"] = IntegerAttr(threads, i64)
     f.attributes["tile.size"] = IntegerAttr(tile_size, i64)
     return f
 
@@ -164,13 +163,12 @@ class TileElementwisePass(ModulePass):
     name = "tile-elementwise"
 
     tile_size: int = 8192
-    threads: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.tile_size < 1 or self.threads < 1:
-            raise ValueError(f"in pass {self.name}: tile_size and threads must be >= 1")
+        if self.tile_size < 1:
+            raise ValueError(f"in pass {self.name}: tile_size must be >= 1")
         for kernel in list(op.walk()):
             if isinstance(kernel, ew.KernelOp):
-                f = tile_kernel(kernel, self.tile_size, self.threads)
+                f = tile_kernel(kernel, self.tile_size)
                 kernel.parent_block().insert_op_before(f, kernel)  # type: ignore[union-attr]
                 op.body.block.erase_op(kernel)

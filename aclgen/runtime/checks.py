@@ -1,33 +1,41 @@
-"""The argument checks operators share, each raising AclError with CANN's code and one line
-naming the API, the parameter, what was expected and what was given.
+"""Phase 1's argument checks: SPEC.md §6's default sequence and the steps it is made of.
 
-Operator files call these in SPEC.md's order; nothing here decides an order.
+A `Call` holds one GetWorkspaceSize call's arguments under CANN's parameter names. Each step
+checks one thing and raises AclError with CANN's code and one line naming the API, the
+parameter, what was expected and what was given. `default(call)` is SPEC §6's order; an
+operator whose CANN checks differ (another order, other codes) declares its own `check(call)`
+made of the same steps. A check leaves the iteration shape in `call.shape` (and SwiGluGrad-like
+int attributes, as the kernel hooks need them, in `call.attrs`).
+
+The views' soundness (§1: inside storage and allocation, memory not freed, outputs writable)
+is checked by the planner after these steps, before the empty-tensor return.
 """
 
 from __future__ import annotations
 
-from aclgen.ops.operator import Operator
+from operator import index
+
 from aclgen.runtime import constants as C
 from aclgen.runtime.errors import AclError
 from aclgen.runtime.scalar import AclScalar
 from aclgen.runtime.soc import settings
 from aclgen.runtime.tensor import AclTensor, fmt_dims
 
-INVALID = C.ACLNN_ERR_PARAM_INVALID
-_allowed: dict[tuple[str, str], tuple[frozenset, str, tuple[int, ...]]] = {}
+NULL, INVALID = C.ACLNN_ERR_PARAM_NULLPTR, C.ACLNN_ERR_PARAM_INVALID
+_allowed: dict[tuple, tuple[frozenset, str, tuple[int, ...]]] = {}
 
 
 def soc() -> str:
-    """The current SoC profile name; an unusable ACLGEN_SOC_VERSION fails the call (561000)."""
+    """The current SoC profile name; an unusable ACLGEN_* setting fails the call (561000)."""
     s = settings()
     if s.soc_error:
         raise AclError(C.ACLNN_ERR_INNER, s.soc_error)
     return s.soc
 
 
-def allowed(op: Operator, soc_name: str) -> tuple[frozenset, str, tuple[int, ...]]:
+def allowed(op, soc_name: str) -> tuple[frozenset, str, tuple[int, ...]]:
     """(codes, "[ACL_FLOAT, ...]", codes in order) of `op`'s dtypes on `soc_name`; cached."""
-    key = (op.name, soc_name)
+    key = (op, soc_name)
     hit = _allowed.get(key)
     if hit is None:
         codes = tuple(C.CODE_OF_DTYPE[n] for n in op.dtypes.get(soc_name, ()))
@@ -39,75 +47,176 @@ def listing(codes) -> str:
     return "[" + ", ".join(C.dtype_name(c) for c in codes) + "]"
 
 
-def tensor(api: str, name: str, t) -> AclTensor:
-    """A live aclTensor: None -> 161001; another type or a destroyed tensor -> 161002."""
-    if t is None:
-        raise AclError(C.ACLNN_ERR_PARAM_NULLPTR, f"{api}: {name} is nullptr")
-    if type(t) is not AclTensor:
-        raise AclError(INVALID, f"{api}: {name} must be an aclTensor, got {type(t).__name__}")
-    if t.destroyed:
-        raise AclError(INVALID, f"{api}: {name} was destroyed")
-    return t
+class Call:
+    """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
+
+    __slots__ = ("op", "api", "values", "shape", "attrs")
+
+    def __init__(self, op, args):
+        self.op = op
+        self.api: str = op.api
+        self.values: dict = dict(zip(op.arg_names, args))
+        self.shape: tuple[int, ...] | None = None  # what the outputs span; set by the check
+        self.attrs: dict[str, int] = {}
+
+    def error(self, status: int, message: str) -> AclError:
+        """An AclError whose message names this call's API first."""
+        return AclError(status, f"{self.api}: {message}")
+
+    def allowed(self) -> tuple[frozenset, str, tuple[int, ...]]:
+        """(codes, "[ACL_FLOAT, ...]", codes in order): the operator's dtypes on this SoC."""
+        return allowed(self.op, soc())
+
+    # -- presence and kind -----------------------------------------------------------------------
+
+    def tensor(self, name: str) -> AclTensor:
+        """A live aclTensor: None -> 161001; another type or a destroyed tensor -> 161002."""
+        t = self.values[name]
+        if type(t) is AclTensor and not t.destroyed:
+            return t
+        if t is None:
+            raise self.error(NULL, f"{name} is nullptr")
+        if type(t) is not AclTensor:
+            raise self.error(INVALID, f"{name} must be an aclTensor, got {type(t).__name__}")
+        raise self.error(INVALID, f"{name} was destroyed")
+
+    def scalar(self, name: str) -> AclScalar:
+        """A live aclScalar: None -> 161001; another type or a destroyed scalar -> 161002."""
+        s = self.values[name]
+        if type(s) is AclScalar and not s.destroyed:
+            return s
+        if s is None:
+            raise self.error(NULL, f"{name} is nullptr")
+        if type(s) is not AclScalar:
+            raise self.error(INVALID, f"{name} must be an aclScalar, got {type(s).__name__}")
+        raise self.error(INVALID, f"{name} was destroyed")
+
+    def integer(self, name: str) -> int:
+        """An int64_t attribute: a Python int (or an object with __index__), not a bool."""
+        v = self.values[name]
+        if type(v) is int:
+            return v
+        if not isinstance(v, bool):
+            try:
+                return index(v)
+            except TypeError:
+                pass
+        raise self.error(INVALID, f"{name} must be an int, got {v!r}")
+
+    def present(self, *names: str) -> None:
+        """The named arguments (default: every one, in C order) present and of their kind."""
+        kinds = {s.name: s.kind for s in self.op.scalars}
+        for name in names or self.op.arg_names:
+            kind = kinds.get(name)
+            if kind is None:
+                self.tensor(name)
+            elif kind == "int":
+                self.integer(name)
+            else:
+                self.scalar(name)
+
+    # -- dtypes ----------------------------------------------------------------------------------
+
+    def tensors(self, names) -> list[tuple[str, AclTensor]]:
+        names = names or (*self.op.inputs, *self.op.outputs)
+        return [(n, self.tensor(n)) for n in names]
+
+    def dtype_in(self, *names: str, allowed_codes: tuple[frozenset, str] | None = None) -> None:
+        """Each named tensor's dtype (default: every tensor's) is in the SoC profile's list."""
+        codes, text = allowed_codes or self.allowed()[:2]
+        for name, t in self.tensors(names):
+            if t.dtype not in codes:
+                raise self.error(INVALID, f"{name} dtype {C.dtype_name(t.dtype)} is not in {text}")
+
+    def same_dtype(self, *names: str, ref: str | None = None, status: int = INVALID) -> None:
+        """Each named tensor (default: every tensor) has the dtype of `ref` (the first input)."""
+        ref = ref or self.op.inputs[0]
+        r = self.tensor(ref)
+        for name, t in self.tensors(names):
+            if t.dtype != r.dtype:
+                raise self.error(status, f"{name} dtype {C.dtype_name(t.dtype)} must equal {ref} dtype "
+                                         f"{C.dtype_name(r.dtype)}")
+
+    def result_dtype(self, status: int = INVALID) -> int:
+        """The outputs have the dtype the operator's `promote` gives for its inputs'."""
+        ins = [(n, self.tensor(n)) for n in self.op.inputs]
+        names = [C.KERNEL_DTYPE[t.dtype].name if t.dtype in C.KERNEL_DTYPE else "" for _, t in ins]
+        want = C.CODE_OF_DTYPE.get(self.op.result_dtype(*names), C.ACL_DT_UNDEFINED)
+        for name in self.op.outputs:
+            t = self.tensor(name)
+            if t.dtype != want:
+                of = " and ".join(f"{n} {C.dtype_name(x.dtype)}" for n, x in ins)
+                raise self.error(status, f"{name} dtype {C.dtype_name(t.dtype)} must equal the result dtype "
+                                         f"{C.dtype_name(want)} of {of}")
+        return want
+
+    # -- ranks, shapes, formats ---------------------------------------------------------------------
+
+    def max_rank(self, *names: str, limit: int | None = None) -> None:
+        limit = limit or self.op.max_rank or 8
+        for name, t in self.tensors(names):
+            if len(t.view_dims) > limit:
+                raise self.error(INVALID, f"{name} has {len(t.view_dims)} dims, at most {limit} are supported")
+
+    def same_shape(self, *names: str, ref: str | None = None) -> tuple[int, ...]:
+        """Each named tensor (default: every input) has `ref`'s shape (the first input's)."""
+        ref = ref or self.op.inputs[0]
+        r = self.tensor(ref)
+        for name, t in self.tensors(names or self.op.inputs):
+            if t.view_dims != r.view_dims:
+                raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must equal {ref} shape "
+                                          f"{fmt_dims(r.view_dims)}")
+        return r.view_dims
+
+    def broadcast(self, *names: str) -> tuple[int, ...]:
+        """The numpy broadcast shape of the named tensors (default: the inputs), else 161002."""
+        names = names or self.op.inputs
+        shape = self.tensor(names[0]).view_dims
+        for k, name in enumerate(names[1:], 1):
+            dims = self.tensor(name).view_dims
+            if dims == shape:
+                continue
+            n = max(len(shape), len(dims))
+            pa, pb = (1,) * (n - len(shape)) + shape, (1,) * (n - len(dims)) + dims
+            out = []
+            for a, b in zip(pa, pb):
+                if a != b and a != 1 and b != 1:
+                    head = f"{names[0]} shape" if k == 1 else "the broadcast shape of " + ", ".join(names[:k])
+                    raise self.error(INVALID, f"{head} {fmt_dims(shape)} and {name} shape {fmt_dims(dims)} "
+                                              f"are not broadcastable")
+                out.append(b if a == 1 else a)
+            shape = tuple(out)
+        return shape
+
+    def out_shape(self, shape: tuple[int, ...], *names: str) -> None:
+        """Each named output (default: every output) has exactly `shape`, the iteration shape."""
+        for name, t in self.tensors(names or self.op.outputs):
+            if t.view_dims != shape:
+                want = ("the broadcast shape" if self.op.broadcast
+                        else f"{self.op.inputs[0]} shape")
+                raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must equal {want} {fmt_dims(shape)}")
+        self.shape = shape
+
+    def format_in(self, formats: tuple[int, ...], *names: str) -> None:
+        for name, t in self.tensors(names):
+            if t.format not in formats:
+                listed = ", ".join(C.format_name(f) for f in formats)
+                raise self.error(INVALID, f"{name} format {C.format_name(t.format)} is not in [{listed}]")
 
 
-def scalar(api: str, name: str, s) -> AclScalar:
-    if s is None:
-        raise AclError(C.ACLNN_ERR_PARAM_NULLPTR, f"{api}: {name} is nullptr")
-    if type(s) is not AclScalar:
-        raise AclError(INVALID, f"{api}: {name} must be an aclScalar, got {type(s).__name__}")
-    if s.destroyed:
-        raise AclError(INVALID, f"{api}: {name} was destroyed")
-    return s
-
-
-def dtype_in(api: str, name: str, t: AclTensor, codes: frozenset, names: str) -> None:
-    if t.dtype not in codes:
-        raise AclError(INVALID, f"{api}: {name} dtype {C.dtype_name(t.dtype)} is not in {names}")
-
-
-def same_dtype(api: str, name: str, t: AclTensor, ref_name: str, ref: AclTensor, status: int = INVALID) -> None:
-    if t.dtype != ref.dtype:
-        raise AclError(status, f"{api}: {name} dtype {C.dtype_name(t.dtype)} must equal {ref_name} dtype "
-                               f"{C.dtype_name(ref.dtype)}")
-
-
-def max_dims(api: str, name: str, t: AclTensor, limit: int = 8) -> None:
-    if len(t.view_dims) > limit:
-        raise AclError(INVALID, f"{api}: {name} has {len(t.view_dims)} dims, at most {limit} are supported")
-
-
-def same_shape(api: str, name: str, t: AclTensor, ref_name: str, ref: AclTensor) -> None:
-    if t.view_dims != ref.view_dims:
-        raise AclError(INVALID, f"{api}: {name} shape {fmt_dims(t.view_dims)} must equal {ref_name} shape "
-                                f"{fmt_dims(ref.view_dims)}")
-
-
-def broadcast(api: str, a_name: str, a: AclTensor, b_name: str, b: AclTensor) -> tuple[int, ...]:
-    """The numpy broadcast shape of two tensors, else 161002."""
-    da, db = a.view_dims, b.view_dims
-    if da == db:
-        return da
-    n = max(len(da), len(db))
-    pa, pb = (1,) * (n - len(da)) + da, (1,) * (n - len(db)) + db
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and x != 1 and y != 1:
-            raise AclError(INVALID, f"{api}: {a_name} shape {fmt_dims(da)} and {b_name} shape {fmt_dims(db)} "
-                                    f"are not broadcastable")
-        out.append(y if x == 1 else x)
-    return tuple(out)
-
-
-def out_shape(api: str, name: str, t: AclTensor, shape: tuple[int, ...]) -> None:
-    if t.view_dims != shape:
-        raise AclError(INVALID, f"{api}: {name} shape {fmt_dims(t.view_dims)} must equal the broadcast shape "
-                                f"{fmt_dims(shape)}")
-
-
-def format_in(api: str, name: str, t: AclTensor, formats: tuple[int, ...]) -> None:
-    if t.format not in formats:
-        names = ", ".join(C.format_name(f) for f in formats)
-        raise AclError(INVALID, f"{api}: {name} format {C.format_name(t.format)} is not in [{names}]")
+def default(call: Call) -> None:
+    """SPEC.md §6: presence and kind; dtypes listed for the SoC; one dtype (or the declared
+    promotion); rank <= max_rank; inputs broadcast (or share one shape); outputs of that shape."""
+    op = call.op
+    call.present()
+    call.dtype_in()
+    if op.promote is None:
+        call.same_dtype()
+    else:
+        call.result_dtype()
+    if op.max_rank is not None:
+        call.max_rank()
+    call.out_shape(call.broadcast() if op.broadcast else call.same_shape())
 
 
 def view(api: str, name: str, t: AclTensor, is_output: bool) -> None:

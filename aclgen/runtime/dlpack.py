@@ -9,6 +9,7 @@ deleter runs when the last aclTensor or view using the memory is gone.
 from __future__ import annotations
 
 import ctypes
+import sys
 
 from aclgen.runtime import constants as C
 from aclgen.runtime.tensor import AclTensor, from_layout
@@ -92,3 +93,79 @@ def from_dlpack(obj, format: int = C.ACL_FORMAT_ND) -> AclTensor:
             strides[k], acc = acc, acc * max(shape[k], 1)
     elem0 = (t.data or 0) + t.byte_offset
     return from_layout(elem0, shape, strides, code, format, owner, False)
+
+
+# ------------------------------------------------------------------------------------ export
+
+KDL_CODE = {code: key for key, code in _CODES.items()}  # aclDataType -> (DLDataTypeCode, bits)
+_exports: dict[int, tuple] = {}  # id of a live DLManagedTensor -> what it keeps alive
+
+
+@_Deleter
+def _release(managed) -> None:
+    _exports.pop(ctypes.addressof(managed.contents), None)
+
+
+class Exported:
+    """A numpy array's memory as a DLPack producer (`__dlpack__`, `__dlpack_device__`), so that
+    any consumer (`torch.from_dlpack`, `jax.numpy.from_dlpack`) can view it without a copy —
+    bfloat16 included, which numpy's own `__dlpack__` cannot export."""
+
+    def __init__(self, array, code: int):
+        self.array, self.code = array, code
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (KDL_CPU, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        a = self.array
+        type_code, bits = KDL_CODE[self.code]
+        ndim = a.ndim
+        shape = (ctypes.c_int64 * max(ndim, 1))(*a.shape)
+        strides = (ctypes.c_int64 * max(ndim, 1))(*(s // a.itemsize for s in a.strides))
+        managed = _DLManagedTensor()
+        t = managed.dl_tensor
+        t.data = a.ctypes.data
+        t.device = _DLDevice(KDL_CPU, 0)
+        t.ndim = ndim
+        t.dtype = _DLDataType(type_code, bits, 1)
+        t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+        t.strides = ctypes.cast(strides, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = 0
+        managed.deleter = _release
+        _exports[ctypes.addressof(managed)] = (managed, shape, strides, a)
+        return _new_capsule(ctypes.addressof(managed), b"dltensor", _unused_capsule)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _unused_capsule(capsule) -> None:
+    """A capsule no consumer took (still named "dltensor"): release what it keeps alive."""
+    if _capsule_valid(capsule, b"dltensor"):
+        _exports.pop(_capsule_pointer(capsule, b"dltensor"), None)
+
+
+# Own prototypes (ctypes.pythonapi's attributes are shared objects: the import side above set
+# theirs for Python objects; the capsule destructor gets a raw pointer).
+_new_capsule = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+def library_of(obj):
+    """`from_dlpack` of the library whose tensor `obj` is (torch, jax, cupy...), or None."""
+    root = type(obj).__module__.split(".")[0]
+    root = {"jaxlib": "jax"}.get(root, root)
+    mod = sys.modules.get(root)
+    if mod is None:
+        return None
+    for path in ("from_dlpack", "numpy.from_dlpack", "dlpack.from_dlpack", "utils.dlpack.from_dlpack"):
+        f = mod
+        for part in path.split("."):
+            f = getattr(f, part, None)
+            if f is None:
+                break
+        if callable(f):
+            return f
+    return None

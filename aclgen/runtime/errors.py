@@ -35,3 +35,16 @@ def fail(status: int, message: str) -> int:
     """Record `message` for this thread and return `status` (the failure path of every API)."""
     _local.message = message
     return status
+
+
+class OperatorError(ValueError):
+    """Bad arguments to an operator's Python call; `status` is the aclnn status code SPEC.md
+    names and the message the one the aclnn API would leave for aclGetRecentErrMsg."""
+
+    def __init__(self, message: str, status: int = 161002):
+        super().__init__(message)
+        self.status = status
+
+
+class OperatorTypeError(OperatorError, TypeError):
+    """An argument of a kind the call cannot take at all (an `out` that is not an array)."""

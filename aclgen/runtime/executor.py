@@ -8,9 +8,6 @@ work even if the caller frees it early; such a late free is reported when the wo
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
 from aclgen.runtime.errors import AclError, fail
@@ -18,19 +15,6 @@ from aclgen.runtime.stream import Stream
 from aclgen.runtime.tensor import NUMPY_OF_CODE, contiguous_strides
 
 READY, CONSUMED, DESTROYED = 0, 1, 2
-CHUNK = 1 << 16  # elements per thread task; smaller splits cost more in handoff than they gain
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _thread_pool(threads: int) -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None or _pool._max_workers != threads:
-        with _pool_lock:
-            if _pool is None or _pool._max_workers != threads:
-                _pool = ThreadPoolExecutor(threads, thread_name_prefix="aclgen-kernel")
-    return _pool
 
 
 class Staging:
@@ -46,22 +30,21 @@ class Staging:
 
 
 class Executor:
-    __slots__ = ("api", "workspace_size", "cfunc", "args", "numel", "threads", "staging",
-                 "tensors", "blocks", "repeatable", "state", "template")
+    __slots__ = ("api", "workspace_size", "call", "args", "numel", "staging", "tensors", "blocks", "repeatable",
+                 "state", "template")
 
-    def __init__(self, api, workspace_size, cfunc, args, numel, threads, staging, tensors, blocks):
+    def __init__(self, api, workspace_size, call, args, numel, staging, tensors, blocks, template=None):
         self.api: str = api
         self.workspace_size: int = workspace_size
-        self.cfunc = cfunc  # None: nothing to compute (empty tensors)
+        self.call = call  # the kernel's native entry (it splits big calls over the pool); None: empty
         self.args: tuple = args  # (*pointers, meta, begin, end)
         self.numel = numel
-        self.threads = threads
         self.staging: Staging | None = staging
         self.tensors = tensors  # keeps every operand's memory alive
         self.blocks = blocks  # runtime blocks the operands live in, checked for early frees
         self.repeatable = False
         self.state = READY
-        self.template = None  # the planner's Template, when the plan made one
+        self.template = template  # the planner's Template, when the plan made one
 
     def __repr__(self) -> str:
         state = ("ready", "consumed", "destroyed")[self.state]
@@ -73,32 +56,18 @@ class Executor:
             if b.freed:
                 raise AclError(C.ACLNN_ERR_RUNTIME_ERROR,
                                f"{self.api}: operand memory at 0x{b.start:x} was freed before the call ran")
-        if self.cfunc is None:
+        if self.call is None:
             return
-        args = self.args
         staging = self.staging
-        if staging is not None:
-            args = list(args)
-            for pos, off in staging.patches:
-                args[pos] += workspace + off
-        if self.threads > 1:
-            self._run_parallel(args)
-        else:
-            self.cfunc(*args)
-        if staging is not None:
-            for off, t in staging.copies:
-                _copy_back(workspace + off, t)
-
-    def _run_parallel(self, args) -> None:
-        n, parts = self.numel, self.threads
-        step = -(-n // parts)
-        step += -step % 1024  # keep chunk edges on whole vectors and cache lines
-        head = args[:-2]
-        cfunc = self.cfunc
-        futures = [_thread_pool(parts).submit(cfunc, *head, b, min(b + step, n)) for b in range(step, n, step)]
-        cfunc(*head, 0, min(step, n))  # this thread takes the first chunk
-        for f in futures:
-            f.result()
+        if staging is None:
+            self.call(*self.args)
+            return
+        args = list(self.args)
+        for pos, off in staging.patches:
+            args[pos] += workspace + off
+        self.call(*args)
+        for off, t in staging.copies:
+            _copy_back(workspace + off, t)
 
 
 def _copy_back(src: int, t) -> None:

@@ -1,85 +1,146 @@
-"""From checked tensors to an executor: views, staging, kernel variant, packed launch record.
+"""The one planner: from a checked call to an executor (views, staging, variant, launch record).
 
-The expensive part of planning (broadcast strides, dim merging, picking the variant, fetching
-the kernel, packing the launch record) depends only on the geometry of the call: dims, strides,
-dtypes, parameters and which outputs are staged, never on addresses. It is cached under that
-key, so a repeated call shape costs a tuple build and a dict lookup; addresses are bound per call.
+Every face enters here: aclnn's GetWorkspaceSize, the Python call of a declared operator, the
+C ABI. The expensive part of planning (broadcast strides, dim merging, picking the variant,
+fetching the kernel, packing the launch record) depends only on the geometry of the call:
+dims, strides, dtypes, parameters and which outputs are staged, never on addresses. It is a
+`Template` cached under that key, so a repeated call shape costs a tuple and a dict lookup;
+addresses are bound per call. A call whose very objects passed every check before skips the
+checks too (`reuse`: the memo of checked calls).
 
-Operand sources. A kernel pointer is "tensor k plus a byte delta" (SwiGluGrad's halves are
-views of x and out) or, for a staged output, "workspace offset plus delta".
+Policy: calls of PARALLEL_MIN elements and more run on the native pool (ACLGEN_THREADS), calls
+that outgrow the last-level cache use streaming stores, and an output that overlaps an input
+other than exactly (in place) is computed into the workspace first ("staged") and copied back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from dataclasses import dataclass
 
-from aclgen.kernel import Variant
-from aclgen.launch import Launch, broadcast_strides, options_for, plan, threads_for
-from aclgen.ops.operator import Operator
+from aclgen.abi import pack
+from aclgen.codegen import native
+from aclgen.codegen.target import last_level_cache_bytes
+from aclgen.kernel import Options, Variant
 from aclgen.runtime import checks
 from aclgen.runtime import constants as C
 from aclgen.runtime.executor import Executor, Staging
+from aclgen.runtime.geometry import broadcast_strides, plan
+from aclgen.runtime.scalar import truncated
 from aclgen.runtime.soc import settings
 from aclgen.runtime.tensor import AclTensor, contiguous_strides
 
 ALIGN = 64
 CACHE_LIMIT = 4096
+PARALLEL_MIN = 1 << 15  # below this many elements one thread beats the (native, ~1 us) handoff
 MEMO = True  # remember checked calls (`reuse`); benchmarks turn it off to time the full checks
 
-# An operand view before addresses: (source, byte delta, dims, element strides).
-# source >= 0: tensor index; source < 0: staged output -1 - source (in the workspace).
-View = tuple[int, int, tuple[int, ...], tuple[int, ...]]
-Split = Callable[[list[View], list[View], int, object], tuple[tuple[int, ...], list[View], list[View]]]
+
+def threads_for(numel: int, threads: int) -> int:
+    """Threads a call of `numel` elements runs on: `threads` only where they pay."""
+    return threads if numel >= PARALLEL_MIN else 1
+
+
+def options_for(options: Options, moved_bytes: int) -> Options:
+    """`options` for a call moving `moved_bytes`: streaming stores once the operands outgrow the
+    last-level cache (below it they halve the speed)."""
+    if moved_bytes > last_level_cache_bytes() and not options.nontemporal:
+        return dataclasses.replace(options, nontemporal=True)
+    return options
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A kernel operand before addresses: tensor `tensor` of the call (inputs, then outputs) or,
+    when `staged`, that output's temporary in the workspace; `offset` elements past its element
+    0 (SwiGluGrad's B half); `dims` and element `strides`."""
+
+    tensor: int
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+    staged: bool = False
 
 
 class Template:
     """The address-free part of a launch: kernel, launch record, where each pointer comes from."""
 
-    __slots__ = ("kernel", "cfunc", "threads", "meta", "meta_ptr", "numel", "sources", "plain")
+    __slots__ = ("kernel", "call", "packed", "meta", "meta_ptr", "numel", "views", "plain")
 
-    def __init__(self, kernel, meta, numel, sources, threads):
-        # big calls run on the native pool inside the call (threads only where they pay)
-        self.threads = threads_for(numel, threads)
-        self.kernel, self.cfunc = kernel, kernel.call("i" * (kernel.meta_layout.n_operands + 1) + "ii", self.threads)
-        self.meta, self.numel, self.sources = meta, numel, sources
+    def __init__(self, kernel, meta, numel: int, views: tuple[View, ...], threads: int):
+        entry = native.entry(kernel)
+        self.kernel = kernel
+        self.call = entry.call(threads)  # big calls split over the native pool inside the call
+        self.packed = entry.packed(threads)
+        self.meta, self.numel, self.views = meta, numel, views
         self.meta_ptr = meta.ctypes.data  # `.ctypes` costs microseconds: read it once
-        self.plain = all(d == 0 and s >= 0 for s, d in sources)  # pointers = the tensors' addresses
+        self.plain = all(v.offset == 0 and not v.staged for v in views)  # pointers = the tensors'
+
+    def launch(self, itemsizes) -> native.Launch:
+        """What a replay of an unstaged call re-runs (aclgen.codegen.native.Replays)."""
+        sources = tuple((v.tensor, v.offset * itemsizes[v.tensor]) for v in self.views)
+        return native.Launch(self.packed, sources, self.meta_ptr, self.numel)
 
 
+class _Args:
+    """Where an operator's C arguments are: tensor, aclScalar and int positions (per operator)."""
+
+    __slots__ = ("n_in", "n_out", "tensors", "ints")
+
+    def __init__(self, op):
+        kinds = ["t"] * len(op.inputs) + [("i" if s.kind == "int" else "s") for s in op.scalars] + ["t"] * len(op.outputs)
+        self.n_in, self.n_out = len(op.inputs), len(op.outputs)
+        self.tensors = tuple(k for k, c in enumerate(kinds) if c == "t")
+        self.ints = frozenset(k for k, c in enumerate(kinds) if c == "i")
+
+
+_args: dict[object, _Args] = {}
 _templates: dict[tuple, Template] = {}
+_checked: dict[tuple, tuple] = {}  # memo key -> (call, kernel arguments, numel)
 
 
-class Checked:
-    """A memo of a call that passed every check: what its executor needs, minus the objects."""
-
-    __slots__ = ("cfunc", "args", "numel", "threads")
-
-    def __init__(self, cfunc, args, numel, threads):
-        self.cfunc, self.args, self.numel, self.threads = cfunc, args, numel, threads
+def _layout(op) -> _Args:
+    a = _args.get(op)
+    if a is None:
+        a = _args[op] = _Args(op)
+    return a
 
 
-_checked: dict[tuple, Checked] = {}
+def _memo_key(op, gen: int, args: tuple) -> tuple | None:
+    """(operator, settings, an int's value or an acl object's serial per argument) or None."""
+    ints = _layout(op).ints
+    key = [op, gen]
+    for k, a in enumerate(args):
+        if k in ints:
+            if type(a) is not int:
+                return None
+            key.append(a)
+        else:
+            serial = getattr(a, "serial", None)
+            if serial is None:  # None or not an acl object: the full checks report it
+                return None
+            key.append(serial)
+    return tuple(key)
 
 
-def reuse(api: str, args: tuple, extra: int | None = None) -> Executor | None:
+def reuse(op, args: tuple) -> Executor | None:
     """The executor of a call already checked and planned with these very objects, or None.
 
     Everything the checks and the plan read from tensors and scalars is fixed at creation, and
-    serial numbers are never reused, so (API, settings, serials, `extra`) decides the outcome;
-    only what can change since (destroyed objects, freed memory) is looked at again. The memo
-    keeps no reference to the objects: the executor takes them from this call."""
-    if not MEMO:
+    serial numbers are never reused, so (operator, settings, serials, int attributes) decides
+    the outcome; only what can change since (destroyed objects, freed memory) is looked at
+    again. The memo keeps no reference to the objects: the executor takes them from this call."""
+    if not MEMO or not _checked:
         return None
-    gen = settings().generation
-    try:
-        key = (api, gen, extra, *[a.serial for a in args])
-    except AttributeError:  # None or not an acl object: the full checks report it
-        return None
-    hit = _checked.get(key)
+    key = _memo_key(op, settings().generation, args)
+    hit = _checked.get(key) if key is not None else None
     if hit is None:
         return None
-    blocks = []
-    for a in args:
+    ints = _layout(op).ints
+    objects, blocks = [], []
+    for k, a in enumerate(args):
+        if k in ints:
+            continue
         if a.destroyed:
             return None
         b = a.block
@@ -87,7 +148,9 @@ def reuse(api: str, args: tuple, extra: int | None = None) -> Executor | None:
             if b.freed:
                 return None
             blocks.append(b)
-    return Executor(api, 0, hit.cfunc, hit.args, hit.numel, hit.threads, None, args, tuple(blocks))
+        objects.append(a)
+    call, kargs, numel = hit
+    return Executor(op.api, 0, call, kargs, numel, None, tuple(objects), tuple(blocks))
 
 
 def overlaps_badly(o: AclTensor, i: AclTensor) -> bool:
@@ -101,22 +164,29 @@ def overlaps_badly(o: AclTensor, i: AclTensor) -> bool:
     return any(s == 0 and n > 1 for n, s in zip(o.view_dims, o.strides))
 
 
-def build(
-    api: str,
-    op: Operator,
-    names: Sequence[str],
-    tensors: Sequence[AclTensor],
-    n_in: int,
-    shape: tuple[int, ...],
-    slots: tuple[int, ...] = (),
-    split: Split | None = None,
-    split_key=None,
-    memo: tuple | None = None,
-) -> Executor:
-    """The executor of a checked call. `tensors` = inputs then outputs; `shape` = what the
-    outputs span; `split(views_in, views_out, itemsize, split_key)` maps tensor views to the
-    kernel's operands and iteration shape (default: one operand per tensor, broadcast to shape).
-    `memo` = (arguments, extra) as `reuse` saw them, to remember a staging-free outcome under."""
+def _slots(op, call: checks.Call, first_input: AclTensor) -> tuple[int, ...]:
+    """The kernel parameters' launch-record slots: f32 bits, or trunc(t) as an i64 for a
+    like-input scalar next to integer tensors (exact integer compares)."""
+    slots = []
+    for s in op.scalars:
+        if s.kind == "int":
+            continue
+        v = call.values[s.name]
+        if s.kind == "like-input" and not C.KERNEL_DTYPE[first_input.dtype].is_float:
+            slots.append(truncated(v.f32))
+        else:
+            slots.append(v.bits)
+    return tuple(slots)
+
+
+def build(call: checks.Call, args: tuple) -> Executor:
+    """The executor of a call whose checks passed (`call.shape` set); `args` as the caller
+    passed them, to remember a staging-free outcome under (`reuse`)."""
+    op, api = call.op, call.api
+    lay = _layout(op)
+    names = (*op.inputs, *op.outputs)
+    tensors = tuple(call.values[n] for n in names)
+    n_in = lay.n_in
     empty = False
     for k, t in enumerate(tensors):  # guard first: the message is built only on failure
         b = t.block
@@ -125,79 +195,71 @@ def build(
         if not t.numel and k >= n_in:
             empty = True
     if empty:
-        return Executor(api, 0, None, (), 0, 1, None, (), ())
+        return Executor(api, 0, None, (), 0, None, (), ())
+    blocks = tuple(t.block for t in tensors if t.block is not None)  # repeats are harmless
     ins, outs = tensors[:n_in], tensors[n_in:]
-    staged = []
-    for o in outs:
-        st = False
-        for i in ins:
-            if o.lo < i.hi and i.lo < o.hi and overlaps_badly(o, i):
-                st = True
-                break
-        staged.append(st)
-    staged = tuple(staged)
+    staged = tuple(any(o.lo < i.hi and i.lo < o.hi and overlaps_badly(o, i) for i in ins) for o in outs)
+    slots = _slots(op, call, tensors[0])
     s = settings()
-    key = (op.name, s.generation, shape, slots, split_key, staged,
-           *[(t.view_dims, t.strides, t.dtype) for t in tensors])
+    attrs = tuple(call.attrs.values())
+    key = (op, s.generation, call.shape, slots, attrs, staged, *[(t.view_dims, t.strides, t.dtype) for t in tensors])
     tpl = _templates.get(key)
     if tpl is None:
-        tpl = _template(op, tensors, n_in, shape, slots, split, split_key, staged, s.options, s.threads)
+        tpl = _template(call, tensors, staged, slots, s.options, s.threads)
         if len(_templates) >= CACHE_LIMIT:
             _templates.clear()
         _templates[key] = tpl
-    threads = 1  # the template's cfunc already splits big calls over the native pool
-    blocks = tuple(t.block for t in tensors if t.block is not None)  # repeats are harmless
-    if tpl.plain and True not in staged:
+    if tpl.plain:
         workspace, staging = 0, None
-        args = (*[tensors[src].addr for src, _ in tpl.sources], tpl.meta_ptr, 0, tpl.numel)
+        kargs = (*[tensors[v.tensor].addr for v in tpl.views], tpl.meta_ptr, 0, tpl.numel)
     else:
-        workspace, args, staging = _bind(tpl, tensors, n_in, staged)
-    if memo is not None and staging is None and MEMO:
-        if len(_checked) >= CACHE_LIMIT:
-            _checked.clear()
-        margs, extra = memo
-        _checked[(api, s.generation, extra, *[a.serial for a in margs])] = Checked(tpl.cfunc, args, tpl.numel, threads)
-    executor = Executor(api, workspace, tpl.cfunc, args, tpl.numel, threads, staging, tuple(tensors), blocks)
-    executor.template = tpl
-    return executor
+        workspace, kargs, staging = _bind(tpl, tensors, n_in)
+    if staging is None and MEMO:
+        key = _memo_key(op, s.generation, args)
+        if key is not None:
+            if len(_checked) >= CACHE_LIMIT:
+                _checked.clear()
+            _checked[key] = (tpl.call, kargs, tpl.numel)
+    return Executor(api, workspace, tpl.call, kargs, tpl.numel, staging, tensors, blocks, tpl)
 
 
-def _bind(tpl: Template, tensors, n_in, staged) -> tuple[int, tuple, Staging | None]:
+def _bind(tpl: Template, tensors, n_in: int) -> tuple[int, tuple, Staging | None]:
     """(workspace size, kernel arguments, staging) when pointers are not just the tensors'."""
-    offsets, size = [], 0
-    for o, st in zip(tensors[n_in:], staged):
-        offsets.append(size if st else None)
-        if st:
+    offsets: dict[int, int] = {}
+    size = 0
+    for k, o in enumerate(tensors[n_in:], n_in):
+        if any(v.staged and v.tensor == k for v in tpl.views):
+            offsets[k] = size
             size += -(-(o.numel * o.itemsize) // ALIGN) * ALIGN
     pointers, patches = [], []
-    for pos, (src, delta) in enumerate(tpl.sources):
-        if src >= 0:
-            pointers.append(tensors[src].addr + delta)
-        else:
+    for pos, v in enumerate(tpl.views):
+        delta = v.offset * tensors[v.tensor].itemsize
+        if v.staged:
             pointers.append(0)
-            patches.append((pos, offsets[-1 - src] + delta))
-    copies = [(offsets[k], o) for k, o in enumerate(tensors[n_in:]) if staged[k]]
-    args = (*pointers, tpl.meta_ptr, 0, tpl.numel)
-    return size, args, (Staging(patches, copies) if patches or copies else None)
-
-
-def _template(op, tensors, n_in, shape, slots, split, split_key, staged, options, threads) -> Template:
-    views_in = [(k, 0, t.view_dims, t.strides) for k, t in enumerate(tensors[:n_in])]
-    views_out = []
-    for k, (t, st) in enumerate(zip(tensors[n_in:], staged)):
-        if st:
-            views_out.append((-1 - k, 0, t.view_dims, contiguous_strides(t.view_dims)))
+            patches.append((pos, offsets[v.tensor] + delta))
         else:
-            views_out.append((n_in + k, 0, t.view_dims, t.strides))
-    if split is not None:
-        shape, views_in, views_out = split(views_in, views_out, tensors[0].itemsize, split_key)
-    operands = [*views_in, *views_out]
-    strides = [broadcast_strides(dims, st, shape) for _, _, dims, st in operands]
-    p = plan(shape, strides)
-    dtypes_in = tuple(C.KERNEL_DTYPE[tensors[v[0]].dtype] for v in views_in)
-    dtypes_out = tuple(C.KERNEL_DTYPE[tensors[n_in + (-1 - v[0] if v[0] < 0 else v[0] - n_in)].dtype]
-                       for v in views_out)
-    variant = Variant(dtypes_in, dtypes_out, p.rank, p.layouts)
-    kernel = op.kernel(variant, options_for(options, p.numel * sum(t.itemsize for t in tensors)))
-    meta = Launch(kernel, p, [0] * len(operands), slots).meta
-    return Template(kernel, meta, p.numel, tuple((src, delta) for src, delta, _, _ in operands), threads)
+            pointers.append(tensors[v.tensor].addr + delta)
+    copies = [(off, tensors[k]) for k, off in offsets.items()]
+    kargs = (*pointers, tpl.meta_ptr, 0, tpl.numel)
+    return size, kargs, (Staging(tuple(patches), tuple(copies)) if patches or copies else None)
+
+
+def _template(call: checks.Call, tensors, staged, slots, options: Options, threads: int) -> Template:
+    op = call.op
+    n_in = len(op.inputs)
+    views_in = [View(k, t.view_dims, t.strides) for k, t in enumerate(tensors[:n_in])]
+    views_out = [
+        View(k, t.view_dims, contiguous_strides(t.view_dims) if st else t.strides, staged=st)
+        for k, (t, st) in enumerate(zip(tensors[n_in:], staged), n_in)
+    ]
+    shape = call.shape
+    if op.kernel_operands is not None:
+        shape, views_in, views_out = op.kernel_operands.views(views_in, views_out, call.attrs)
+    views = (*views_in, *views_out)
+    p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views])
+    variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
+                      tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_out), p.rank, p.layouts)
+    moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
+    kernel = op.kernel(variant, options_for(op.options or options, moved))
+    meta = pack(kernel.meta_layout, p.shape, p.strides, slots)
+    return Template(kernel, meta, p.numel, views, threads_for(p.numel, threads))

@@ -66,3 +66,15 @@ def create(value, data_type) -> AclScalar:
         return AclScalar(_wrap(int(f), *_INTS[data_type]), data_type)  # int() truncates toward 0
     raise AclError(C.ACLNN_ERR_PARAM_INVALID,
                    f"create_scalar: data_type {C.dtype_name(data_type)} cannot hold a scalar here")
+
+
+def truncated(f32: float) -> int:
+    """trunc(f32) as an i64, for exact compares with integer tensors (ThresholdBackward): past
+    the i64 range it saturates, and NaN, which compares false, becomes -2^63 (x <= t never holds)."""
+    if f32 != f32:
+        return -(2**63)
+    if f32 >= 2.0**63:
+        return 2**63 - 1
+    if f32 < -(2.0**63):
+        return -(2**63)
+    return int(f32)

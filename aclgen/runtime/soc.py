@@ -11,7 +11,8 @@ import os
 import threading
 
 from aclgen.kernel import Options
-from aclgen.knobs import fingerprint
+from aclgen.knobs import fingerprint, knobs
+from aclgen.declaration import DEFAULT_SOC, SOCS
 
 
 class Settings:
@@ -38,20 +39,17 @@ def _read_fingerprint() -> tuple:
 
 def _derive() -> Settings:
     global _generation
-    # Not at module level: aclgen.ops imports the checks, which import this module.
-    from aclgen.ops.operator import DEFAULT_SOC, SOCS
-
     _generation += 1
-    name = _override or os.environ.get("ACLGEN_SOC_VERSION") or DEFAULT_SOC
+    try:
+        k = knobs()
+    except ValueError as exc:
+        return Settings(_override or DEFAULT_SOC, str(exc), Options(), 1, _generation)
+    name = _override or k.soc_version
     error = None
     if name not in SOCS:
         error = f"ACLGEN_SOC_VERSION={name!r} is not one of {', '.join(SOCS)}"
-    try:
-        options = Options.from_knobs()
-        threads = int(os.environ.get("ACLGEN_THREADS") or 0)
-    except ValueError as exc:
-        error = error or str(exc)
-        options, threads = Options(), 1
+    options = Options.from_knobs()
+    threads = k.threads
     if threads <= 0:
         threads = os.cpu_count() or 1
     return Settings(name, error, options, threads, _generation)
@@ -82,8 +80,6 @@ def on_settings_change(callback) -> None:
 def set_soc_version(name: str | None) -> bool:
     """Choose the profile for this process (None: back to the environment). False if unknown."""
     global _override
-    from aclgen.ops.operator import SOCS
-
     if name is not None and name not in SOCS:
         return False
     _override = name

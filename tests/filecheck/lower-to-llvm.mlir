@@ -26,7 +26,7 @@
 // CHECK:       llvm.return
 // NONE-NOT:    {{(= |^ *)(tile|ew|func|cf|arith|scf)\.[a-z_]+}}
 builtin.module {
-  func.func @threshold_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.threads = 1 : i64, tile.size = 8192 : i64} {
+  func.func @threshold_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.size = 8192 : i64} {
     %dim_n = tile.param %meta[0] : i64
     %0 = tile.param %meta[1] : i64
     %1 = tile.param %meta[2] : i64

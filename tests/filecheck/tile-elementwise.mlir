@@ -1,4 +1,4 @@
-// RUN: aclgen opt %s -p 'tile-elementwise{tile_size=1024 threads=4}' | filecheck %s
+// RUN: aclgen opt %s -p 'tile-elementwise{tile_size=1024}' | filecheck %s
 
 // A legalized f32 SoftshrinkBackward kernel becomes a func.func over raw pointers: shapes, strides
 // and the parameter come from the launch record (%meta); a tile loop steps by tile_size and, the
@@ -8,7 +8,6 @@
 
 // CHECK-NOT:   ew.kernel
 // CHECK:       func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64)
-// CHECK-SAME:  tile.threads = 4 : i64
 // CHECK-SAME:  tile.size = 1024 : i64
 // CHECK:       %dim_n = tile.param %meta[0] : i64
 // CHECK:       %[[LAMBD:.*]] = tile.param %meta[4] : f32

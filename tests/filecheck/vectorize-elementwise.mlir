@@ -43,7 +43,7 @@
 // CHECK:         tile.store %{{.*}}, %out0[%[[T]]] stride %{{.*}} "contiguous" : f32 -> f32
 // CHECK-NEXT:  } {tile.inner}
 builtin.module {
-  func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.threads = 1 : i64, tile.size = 8192 : i64} {
+  func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.size = 8192 : i64} {
     %dim_n = tile.param %meta[0] : i64
     %0 = tile.param %meta[1] : i64
     %1 = tile.param %meta[2] : i64
@@ -91,7 +91,7 @@ builtin.module {
 // CHECK:       ew.select %{{.*}}, %{{.*}}, %[[BV]] : vector<8xi1>, vector<8xf32>, vector<8xf32> -> vector<8xf32>
 // CHECK:       } {tile.vector}
 builtin.module {
-  func.func @softshrink_backward_f32_f32_f32_r2_bcc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.threads = 1 : i64, tile.size = 8192 : i64} {
+  func.func @softshrink_backward_f32_f32_f32_r2_bcc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.size = 8192 : i64} {
     %dim_m = tile.param %meta[0] : i64
     %dim_n = tile.param %meta[1] : i64
     %0 = tile.param %meta[2] : i64

@@ -102,9 +102,9 @@ class Skip(Exception):
 
 
 def _user_error(message: str) -> Exception:
-    from aclgen.cli import UserError
+    from aclgen.tools import UsageError
 
-    return UserError(message)
+    return UsageError(message)
 
 
 # -- arguments ----------------------------------------------------------------------------------
@@ -158,7 +158,7 @@ def operators(names: Sequence[str]) -> list:
 
     if not names:
         return list(OPERATORS.values())
-    by_aclnn = {op.aclnn.lower(): op for op in OPERATORS.values()}
+    by_aclnn = {op.name.lower(): op for op in OPERATORS.values()}
     out = []
     for name in names:
         op = OPERATORS.get(name.replace("-", "_")) or by_aclnn.get(name.lower().removeprefix("aclnn"))
@@ -276,7 +276,7 @@ def make_problem(op, dtype, n: int, seed: int = 0) -> Problem:
     def rand(k: int) -> np.ndarray:
         return (rng.standard_normal(k, dtype=np.float32) * 4).astype(dtype.np_dtype)
 
-    if op.name == "swi_glu_grad":
+    if op.python_name == "swi_glu_grad":
         return Problem(op, dtype, n, [rand(n), rand(2 * n)], [], (2 * n,))
     params = [PARAMS[p.name] for p in op.params]
     return Problem(op, dtype, n, [rand(n) for _ in op.inputs], params, (n,))
@@ -285,8 +285,8 @@ def make_problem(op, dtype, n: int, seed: int = 0) -> Problem:
 def _aclgen_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
     import aclgen.ops as ops
 
-    entry = getattr(ops, p.op.name)
-    if p.op.name == "swi_glu_grad":
+    entry = getattr(ops, p.op.python_name)
+    if p.op.python_name == "swi_glu_grad":
         g, x = p.inputs
         return lambda: entry(g, x, -1, out=out)
     args = [*p.inputs, *p.params]
@@ -315,7 +315,7 @@ def _numpy_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
     f32 = np.float32
     widen = p.dtype.np_dtype != np.dtype(np.float32)
     ins = p.inputs
-    if p.op.name == "swi_glu_grad":
+    if p.op.python_name == "swi_glu_grad":
         n = p.n
         one = f32(1)
 
@@ -328,7 +328,7 @@ def _numpy_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
             out[n:] = g * s * a
 
         return swiglu
-    formula = _numpy_formula(p.op.name, p.params)
+    formula = _numpy_formula(p.op.python_name, p.params)
 
     def simple() -> None:
         args = [a.astype(f32) for a in ins] if widen else ins
@@ -390,7 +390,7 @@ class _TorchCall:
 
 def _torch_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
     torch = _torch()
-    return _TorchCall(torch, _torch_function(torch, p.op.name, p.params), p, out)
+    return _TorchCall(torch, _torch_function(torch, p.op.python_name, p.params), p, out)
 
 
 def _torch_compile_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
@@ -398,7 +398,7 @@ def _torch_compile_impl(p: Problem, out: np.ndarray) -> Callable[[], object]:
     # The functions of every row share code objects, and dynamo stops recompiling one after
     # cache_size_limit variants (falling back to eager, silently): start each row afresh.
     torch._dynamo.reset()
-    fn = torch.compile(_torch_function(torch, p.op.name, p.params), dynamic=False)
+    fn = torch.compile(_torch_function(torch, p.op.python_name, p.params), dynamic=False)
     return _TorchCall(torch, fn, p, out)
 
 
@@ -462,7 +462,7 @@ def _numba_impl(parallel: bool) -> Callable:
     def build(p: Problem, out: np.ndarray) -> Callable[[], object]:
         if p.dtype.name not in ("float32", "float16"):
             raise Skip(f"numba has no {p.dtype.name}")
-        kernel = numba_kernels(parallel)[p.op.name]
+        kernel = numba_kernels(parallel)[p.op.python_name]
         args = [*p.inputs, *(np.float32(v) for v in p.params), out]
         try:
             kernel(*args)  # compile now: an unsupported dtype is a skip, not a crash
@@ -681,7 +681,7 @@ def _tolerance(dtype_name: str, op_name: str) -> tuple[float, float]:
 def known_differences(p: Problem) -> np.ndarray | None:
     """Elements where SPEC.md deliberately differs from the peers: HardswishBackward's slope covers
     both ends, x = ±3 (torch: 0 at -3, g at 3). Random fp16/bf16 data hits ±3 exactly."""
-    if p.op.name != "hardswish_backward":
+    if p.op.python_name != "hardswish_backward":
         return None
     return np.abs(p.inputs[1].astype(np.float32)) == 3
 
@@ -689,7 +689,7 @@ def known_differences(p: Problem) -> np.ndarray | None:
 def term_sizes(p: Problem) -> np.ndarray | None:
     """SwiGluGrad's error scale S of SPEC.md §4.4 per output element (S_A = |g·B|·σ·(1+|A|),
     S_B = |g·σ·A|): out_A cancels where σ + σ(1-σ)·A ≈ 0, so a relative tolerance cannot work there."""
-    if p.op.name != "swi_glu_grad":
+    if p.op.python_name != "swi_glu_grad":
         return None
     g, x = (a.astype(np.float64) for a in p.inputs)
     a, b = x[: p.n], x[p.n :]
@@ -722,7 +722,7 @@ def _agree(ours: np.ndarray, theirs: np.ndarray, dtype_name: str, op_name: str,
 
 def run_row(op, dtype, n: int, chosen: Sequence[str], rounds: int, target_s: float, triad_cache: dict) -> Row:
     p = make_problem(op, dtype, n)
-    row = Row(op.name, dtype.name, n, p.nbytes)
+    row = Row(op.python_name, dtype.name, n, p.nbytes)
     fns: dict[str, Callable[[], object]] = {}
     outs: dict[str, np.ndarray] = {}
     for tool in chosen:
@@ -742,7 +742,7 @@ def run_row(op, dtype, n: int, chosen: Sequence[str], rounds: int, target_s: flo
             row.skipped[tool] = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     for tool, result in outs.items():
         if tool != "aclgen":
-            why = _agree(outs["aclgen"], result, dtype.name, op.name, known_differences(p), term_sizes(p))
+            why = _agree(outs["aclgen"], result, dtype.name, op.python_name, known_differences(p), term_sizes(p))
             if why is not None:
                 row.mismatch[tool] = why
     n_triad = max(2, p.nbytes // 12)
@@ -834,23 +834,21 @@ print(json.dumps({"ms": (t1 - t0) * 1e3, "xdsl_imported": any(m == "xdsl" or m.s
 def aclgen_compile_ms(ops_: Sequence, reps: int) -> list[dict]:
     """A new variant (float32, rank 1, contiguous) compiled cold: no in-memory or on-disk cache."""
     from aclgen import dtypes as dt
-    from aclgen.compiler import Options, Variant, compile_variant
+    from aclgen.compiler import Options, compile_variant
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="aclgen-bench-cache-") as cache_dir:
         with overridden(ACLGEN_ALWAYS_COMPILE="1", ACLGEN_CACHE_DIR=cache_dir):
             for op in ops_:
-                variant = Variant(
-                    (dt.float32,) * len(op.inputs), (dt.float32,) * len(op.outputs), 1,
-                    ("contiguous",) * (len(op.inputs) + len(op.outputs)),
-                )
+                variant = op.variant((dt.float32,))
                 times, stages = [], {}
                 for _ in range(reps):
                     t = time.perf_counter()
-                    kernel = compile_variant(op.formula, op.name, variant, op.params, op.arg_names, Options.from_knobs())
+                    kernel = compile_variant(op.formula, op.python_name, variant, op.params, op.kernel_arg_names,
+                                             Options.from_knobs())
                     times.append((time.perf_counter() - t) * 1e3)
                     stages = {k: v * 1e3 for k, v in getattr(kernel, "seconds", {}).items()}
-                rows.append({"tool": "aclgen", "op": op.name, "ms": statistics.median(times), "samples_ms": times,
+                rows.append({"tool": "aclgen", "op": op.python_name, "ms": statistics.median(times), "samples_ms": times,
                              "stages_ms": stages})
     return rows
 
@@ -1196,7 +1194,7 @@ def run(cfg: Config) -> dict:
                 row = run_row(op, dtype, n, cfg.tools, cfg.rounds, cfg.target_s, triad_cache)
                 result["rows"].append(row.as_dict())
                 best = row.best_peer()
-                say(f"{op.name} {dtype_name} {size_label(n)}: aclgen {_fmt_us(row.us.get('aclgen'))} us, "
+                say(f"{op.python_name} {dtype_name} {size_label(n)}: aclgen {_fmt_us(row.us.get('aclgen'))} us, "
                     + (f"best peer {best[0]} {_fmt_us(best[1])} us" if best else "no peer")
                     + (f", error: {row.error}" if row.error else "") + f" ({time.perf_counter() - t:.1f} s)")
             triad_cache.clear()

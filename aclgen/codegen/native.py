@@ -1,0 +1,577 @@
+"""The native entry layer: how Python calls kernels, splits them over threads and replays them.
+
+A ctypes call costs 1.5-2 µs, a Python ThreadPoolExecutor hand-off ~100 µs and the numpy entry
+points' checks several µs: more than a 1K-element kernel runs. So, like numba's dispatchers, the
+entry points are tiny functions generated in LLVM IR (built in aclgen.codegen.native_ir) and
+compiled into one MCJIT engine that this module owns:
+
+- `entry(kernel)`: a typed handle per kernel; `call(threads)` is a METH_FASTCALL builtin
+  (~0.1 µs a call) that releases the GIL around the kernel; `launcher(threads)` splits the
+  kernel's range over the native pool; `packed(threads)` is the kernel behind the one-signature
+  `packed(argv, lo, hi)` that workers and replays call.
+- The pool: ordinary daemon threads that enter a native loop (GIL released) and never come back
+  to Python. They spin briefly, then sleep on a futex; a launch's chunks are claimed by the
+  caller and every worker from a shared counter (native_ir.pool_module). One launch at a time:
+  a caller that finds the pool busy runs its whole range itself. A pool belongs to one process:
+  a forked child makes its own (the parent's workers do not exist there).
+- `Replays`: guarded replays of one operator's calls. Once a call has passed every check its
+  plan depends only on facts a guard compares cheaply; like a JIT's guarded specialization,
+  those facts are recorded next to the kernel launch, and a later call whose guards hold re-runs
+  it for a few hundred nanoseconds. Anything else misses (None) and the caller takes the full
+  path, which checks, reports errors and records the new geometry. Recorded facts come from
+  arrays that passed the full checks, so a hit is a call the full path would have accepted with
+  the same plan.
+
+One native replay function serves every record: a record is an int64 array (native_ir.Header)
+passed as the builtin's `self`, so recording a new geometry builds an array and a function
+object (microseconds) and compiles nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+import os
+import struct
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+
+from aclgen.codegen import native_ir as nir
+from aclgen.codegen.native_ir import ArrayEntry, Header, ParamEntry, Relation
+from aclgen.codegen.target import host, new_target_machine
+
+MAX_POINTERS = nir.MAX_POINTERS
+GEOMETRIES = 4096  # records a Replays indexes by input geometry (then the index starts over)
+
+# ----------------------------------------------------------------------------------------------
+# The engine: one MCJIT for every entry point of the process. Code is never removed; what it
+# names (method defs, pools' contexts, the kernels' engines via the handles) is kept.
+# ----------------------------------------------------------------------------------------------
+
+_lock = threading.RLock()  # the engine, the pools and every cache of made entry points
+_engine: llvm.ExecutionEngine | None = None
+_kept: list = []
+_modules = 0  # modules added to the engine (recording a replay adds none)
+_ids = itertools.count()
+
+
+def compiled_modules() -> int:
+    """How many modules the engine has compiled in this process (recording a replay adds none)."""
+    return _modules
+
+
+def _symbol(kind: str) -> str:
+    return f"aclgen_{kind}_{next(_ids)}"
+
+
+def _compile(module: ir.Module, *names: str) -> list[int]:
+    """Add `module` to the engine; the addresses of its functions `names`."""
+    global _engine, _modules
+    text = str(module)
+    with _lock:  # LLVM's global context is not thread-safe: parse under the lock too
+        ref = llvm.parse_assembly(text)
+        ref.triple = host().triple
+        ref.verify()
+        if _engine is None:
+            _engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(2))
+        _engine.add_module(ref)
+        _engine.finalize_object()
+        _modules += 1
+        return [_engine.get_function_address(n) for n in names]
+
+
+def _once(cache: dict, key, make: Callable):
+    """cache[key], made once by make() (under the lock) when missing."""
+    value = cache.get(key)
+    if value is None:
+        with _lock:
+            value = cache.get(key)
+            if value is None:
+                value = cache[key] = make()
+    return value
+
+
+@functools.cache
+def _process() -> nir.Process:
+    """The addresses generated code calls and compares, taken from this process through ctypes:
+    never resolved by symbol name (another LLVM user, numba, redefines names like
+    PyExc_TypeError for every MCJIT in the process)."""
+
+    def address(fn) -> int:
+        return ctypes.cast(fn, ctypes.c_void_p).value
+
+    libc = ctypes.CDLL(None)
+    syscall = address(libc.syscall) if hasattr(libc, "syscall") else 0
+    c_api = {name: address(getattr(ctypes.pythonapi, name)) for name in nir.C_API_NAMES}
+    return nir.Process(c_api, id(None), id(TypeError), id(np.ndarray), syscall)
+
+
+METH_FASTCALL = 0x80
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p), ("ml_flags", ctypes.c_int),
+                ("ml_doc", ctypes.c_char_p)]
+
+
+_new_function = ctypes.pythonapi.PyCFunction_NewEx
+_new_function.restype = ctypes.py_object
+_new_function.argtypes = [ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p]
+
+
+def _method(address: int, name: str) -> int:
+    """The address of a PyMethodDef (kept for the life of the process) for the METH_FASTCALL
+    function at `address`."""
+    label = name.encode()
+    mdef = _MethodDef(label, address, METH_FASTCALL, None)
+    with _lock:
+        _kept.append((mdef, label))
+    return ctypes.addressof(mdef)
+
+
+def _builtin(mdef: int, self=None):
+    """A builtin function object for the method def at `mdef`; `self` (kept alive by it) is
+    passed to every call."""
+    return _new_function(mdef, self, None)
+
+
+def _fastcall(target: int, n_pointers: int, n_ints: int, name: str, self=None):
+    """A builtin taking n_pointers + n_ints Python ints, calling `target` with them (GIL released)."""
+    symbol = _symbol("call")
+    (address,) = _compile(nir.call_module(symbol, _process(), target, n_pointers, n_ints, name), symbol)
+    return _builtin(_method(address, name), self)
+
+
+# ----------------------------------------------------------------------------------------------
+# The pool
+# ----------------------------------------------------------------------------------------------
+
+
+class _Pool:
+    """`threads - 1` native workers plus the caller, claiming the chunks of one launch at a time."""
+
+    def __init__(self, threads: int):
+        self.threads = threads
+        # the context (native_ir.Ctx), its fields a cache line apart: start it on one
+        self._memory = np.zeros((nir.Ctx.SIZE + 64) // 8, np.int64)
+        start = self._memory.ctypes.data
+        self.ctx = start + (-start) % 64
+        worker, launch = _symbol("worker"), _symbol("launch")
+        worker_address, self.launch = _compile(nir.pool_module(worker, launch, _process()), worker, launch)
+        run = _fastcall(worker_address, 1, 0, "aclgen_worker")
+        for w in range(threads - 1):
+            threading.Thread(target=run, args=(self.ctx,), daemon=True, name=f"aclgen-{w}").start()
+
+
+_pools: dict[tuple[int, int], _Pool] = {}  # (pid, threads): kept for good (code names the contexts)
+
+
+@functools.cache
+def _has_pool() -> bool:
+    return host().triple.startswith("x86_64") and os.uname().sysname == "Linux" and _process().syscall != 0
+
+
+def _pool(threads: int) -> _Pool | None:
+    """This process's pool of `threads` threads in all (None for 1, or off x86-64 Linux)."""
+    if threads <= 1 or not _has_pool():
+        return None
+    return _once(_pools, (os.getpid(), threads), lambda: _Pool(threads))
+
+
+def _after_fork_in_child() -> None:
+    """Fresh locks: a thread that held one at the fork does not exist in the child."""
+    global _lock
+    _lock = threading.RLock()
+    for replays in list(_all_replays):
+        replays._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+# ----------------------------------------------------------------------------------------------
+# Kernel handles
+# ----------------------------------------------------------------------------------------------
+
+
+class KernelEntry:
+    """The native entry points of one compiled kernel — a typed handle made only by `entry(kernel)`.
+
+    The entry points call the kernel's code, so the handle and its builtins keep the kernel's
+    engine (`kernel.native`) alive, not the Kernel itself."""
+
+    __slots__ = ("address", "n_pointers", "_name", "_code", "_launchers", "_packed", "_calls", "__weakref__")
+
+    def __init__(self, address: int, n_pointers: int, name: str, code):
+        self.address = address  # void k(ptr p_0, ..., ptr p_{n-1}, ptr meta, i64 begin, i64 end)
+        self.n_pointers = n_pointers  # operand pointers (meta not counted)
+        self._name, self._code = name, code
+        self._launchers: dict[_Pool, int] = {}
+        self._packed: dict[int, int] = {}  # by the address it calls
+        self._calls: dict[int, object] = {}  # by the address it calls
+
+    def launcher(self, threads: int) -> int:
+        """Address of a function with the kernel's own signature that splits [begin, end) over
+        `threads` threads of the native pool (the caller is one of them); the kernel's own
+        address when threads <= 1 or there is no pool (not x86-64 Linux). Made once per
+        (kernel, threads)."""
+        pool = _pool(threads)
+        if pool is None:
+            return self.address
+
+        def make() -> int:
+            symbol = _symbol("parallel")
+            module = nir.parallel_module(symbol, self.address, self._packed_of(self.address), self.n_pointers + 1,
+                                         pool.launch, pool.ctx, pool.threads)
+            return _compile(module, symbol)[0]
+
+        return _once(self._launchers, pool, make)
+
+    def packed(self, threads: int = 1) -> int:
+        """Address of `void packed(i64 *argv, i64 lo, i64 hi)` that calls launcher(threads) with
+        argv = [p_0..p_{n-1}, meta]."""
+        return self._packed_of(self.launcher(threads))
+
+    def call(self, threads: int = 1):
+        """A builtin function call(p_0, ..., p_{n-1}, meta, begin, end) taking Python ints,
+        running launcher(threads) with the GIL released; returns None. Cached per threads."""
+        target = self.launcher(threads)
+        return _once(self._calls, target,
+                     lambda: _fastcall(target, self.n_pointers + 1, 2, self._name, self._code))
+
+    def _packed_of(self, target: int) -> int:
+        def make() -> int:
+            symbol = _symbol("packed")
+            return _compile(nir.packed_module(symbol, target, self.n_pointers + 1), symbol)[0]
+
+        return _once(self._packed, target, make)
+
+    def __repr__(self) -> str:
+        return f"<KernelEntry {self._name} at {self.address:#x}, {self.n_pointers} pointers>"
+
+
+_entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def entry(kernel) -> KernelEntry:
+    """The handle of `kernel` (an aclgen.kernel.Kernel: uses kernel.address and
+    kernel.meta_layout.n_operands), one per Kernel object."""
+
+    def make() -> KernelEntry:
+        return KernelEntry(kernel.address, kernel.meta_layout.n_operands, getattr(kernel, "name", "kernel"),
+                           getattr(kernel, "native", None))
+
+    handle = _entries.get(kernel)
+    if handle is None:
+        with _lock:
+            handle = _entries.get(kernel)
+            if handle is None:
+                handle = _entries[kernel] = make()
+    return handle
+
+
+# ----------------------------------------------------------------------------------------------
+# Guarded replays
+# ----------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def available() -> bool:
+    """Whether this process's numpy and CPython have the object layouts the replay guards read
+    (probed once)."""
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+
+    def word(obj, offset: int, ctype=ctypes.c_int64) -> int:
+        return ctype.from_address(id(obj) + offset).value
+
+    # the data pointer: element [0, ..., 0], also of a view that starts inside its buffer
+    for probe in (np.zeros(3, np.float32), np.arange(10, dtype=np.int8)[3:]):
+        if word(probe, nir.ARRAY_DATA) != probe.ctypes.data:
+            return False
+    probe = np.zeros((3, 5), np.float32)[:, 1:4]
+    dims = [ctypes.c_int64.from_address(word(probe, nir.ARRAY_DIMS) + 8 * i).value for i in range(2)]
+    strides = [ctypes.c_int64.from_address(word(probe, nir.ARRAY_STRIDES) + 8 * i).value for i in range(2)]
+    flags = word(probe, nir.ARRAY_FLAGS, ctypes.c_int)
+    x = 0.75
+    return (word(probe, nir.OB_TYPE) == id(np.ndarray) and word(probe, nir.ARRAY_ND, ctypes.c_int) == 2
+            and dims == [3, 3] and strides == [20, 4] and word(probe, nir.ARRAY_DESCR) == id(probe.dtype)
+            and flags & (nir.ALIGNED | nir.WRITEABLE) == nir.ALIGNED | nir.WRITEABLE
+            and word(x, nir.FLOAT_VALUE, ctypes.c_double) == x and word(x, nir.OB_TYPE) == id(float))
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What a replay re-runs: `packed` (a KernelEntry.packed address), the kernel's pointers as
+    (array index, byte delta) into the call's arrays (inputs, then outputs), the launch record's
+    address and the element count."""
+
+    packed: int
+    sources: tuple[tuple[int, int], ...]
+    meta: int
+    numel: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    call: Callable  # the native replay bound to this record's words
+    outputs: tuple[tuple[tuple[int, ...], np.dtype], ...]  # (shape, dtype) per output, for out=None
+    keep: tuple  # objects whose identity the words name, and what the launch needs
+    generation: int  # its Replays' clear() count when recorded
+
+    def fresh(self) -> list[np.ndarray]:
+        """New outputs like the recorded ones (the call passed out=None)."""
+        return [np.empty(shape, dtype) for shape, dtype in self.outputs]
+
+
+def _replay_method() -> int:
+    def make() -> int:
+        symbol = _symbol("replay")
+        return _method(_compile(nir.replay_module(symbol, _process()), symbol)[0], "replay")
+
+    return _once(_made, "replay", make)
+
+
+_made: dict[str, int] = {}
+_all_replays: weakref.WeakSet = weakref.WeakSet()
+
+
+class Replays:
+    """Guarded replays of one operator's Python calls: up to `size` records, most recently used
+    first, plus an index by input geometry (bounded, GEOMETRIES) consulted only after the MRU
+    list misses (a hint: the record's own guards still decide).
+
+    The list is an immutable tuple replaced under a lock, so readers iterate a snapshot without
+    one; a hit moves to the front (a loop's calls then hit at once)."""
+
+    def __init__(self, size: int = 8):
+        self.size = size
+        self._records: tuple[_Record, ...] = ()
+        self._by_geometry: dict[tuple, _Record] = {}
+        self._generation = 0  # clear() count: a hit on a cleared record must not bring it back
+        self._lock = threading.Lock()
+        with _lock:
+            _all_replays.add(self)
+
+    def run(self, inputs: tuple, params: tuple, out):
+        """Re-run a recorded call whose guards hold for these arguments. `out` is None (then the
+        replay allocates numpy.empty outputs like the record's), one ndarray (one-output records),
+        or a tuple/list of ndarrays (several outputs). Returns the output (one output) or a tuple
+        of outputs, or None on a miss — never raises for ordinary bad input (a miss)."""
+        records = self._records
+        if not records:
+            return None
+        try:
+            # the front record first, without a loop: a loop's calls hit it at once
+            first = records[0]
+            if type(out) is np.ndarray:
+                done = first.call(*inputs, *params, out)
+            elif out is None:
+                done = first.call(*inputs, *params, *first.fresh())
+            elif type(out) is tuple or type(out) is list:
+                done = first.call(*inputs, *params, *out)
+            else:
+                return None  # no output the guards accept
+            if done is not None:
+                return done
+            for rec in records[1:]:  # the rest of the snapshot
+                done = self._retry(rec, inputs, params, out)
+                if done is not None:
+                    return done
+            rec = self._by_geometry.get(_geometry(inputs, params))  # only once the list missed
+            return None if rec is None else self._retry(rec, inputs, params, out)
+        except TypeError:  # inputs or params are not sequences
+            return None
+
+    def _retry(self, rec: _Record, inputs, params, out):
+        done = rec.call(*inputs, *params, *(rec.fresh() if out is None else _outputs(out)))
+        if done is not None:
+            self._to_front(rec)  # most recently used first: a loop's next calls hit at once
+        return done
+
+    def record(self, inputs, params, outputs, launch: Launch, env: tuple[dict, list], keep) -> bool:
+        """Record a call that passed every check and ran unstaged: `inputs` and `outputs` are the
+        exact numpy.ndarray objects of the call (the outputs pairwise disjoint), `params` Python
+        ints/floats (the call's scalar arguments, in order), `env` = aclgen.knobs.environ_keys(...)
+        (os.environ's own dict and the encoded keys whose value objects must stay the same),
+        `keep` objects that must live as long as the record (the launch record array, the kernel).
+        An input that partly overlaps an output is never recorded. Returns False (and records
+        nothing) when it cannot: more than MAX_POINTERS kernel pointers, a param not exactly
+        int/float, an int beyond int64, non-ndarray or unaligned arrays, replays not available()."""
+        if isinstance(outputs, np.ndarray):
+            outputs = (outputs,)
+        inputs, params, outputs = tuple(inputs), tuple(params), tuple(outputs)
+        encoded = _encode(inputs, params, outputs, launch, env)
+        if encoded is None:
+            return False
+        words, kept = encoded
+        call = _builtin(_replay_method(), np.array(words, np.int64))
+        geometry = _geometry(inputs, params)
+        with self._lock:
+            rec = _Record(call, tuple((o.shape, o.dtype) for o in outputs), (*kept, keep), self._generation)
+            self._records = (rec, *self._records)[: self.size]
+            if geometry is not None:
+                if len(self._by_geometry) >= GEOMETRIES:
+                    self._by_geometry = {}
+                self._by_geometry[geometry] = rec
+        return True
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def output_shapes(self) -> list[tuple[int, ...]]:
+        """The first output's shape of each record, most recently used first (for inspection)."""
+        return [rec.outputs[0][0] for rec in self._records]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records = ()
+            self._by_geometry = {}
+            self._generation += 1
+
+    def _to_front(self, rec: _Record) -> None:
+        with self._lock:
+            if rec.generation == self._generation:  # (a snapshot taken before a clear() may hit)
+                self._records = (rec, *(r for r in self._records if r is not rec))[: self.size]
+
+
+def _outputs(out) -> tuple | list:
+    return (out,) if type(out) is np.ndarray else out
+
+
+def clear_replays() -> None:
+    """Forget every record of every Replays object in the process (the SoC profile changed:
+    plans may differ)."""
+    with _lock:
+        every = list(_all_replays)
+    for replays in every:
+        replays.clear()
+
+
+def _geometry(inputs: tuple, params: tuple) -> tuple | None:
+    """The index key of a call: parameters and each input's shape, strides and dtype."""
+    try:
+        key = (params, *[(a.shape, a.strides, a.dtype) for a in inputs])
+        hash(key)
+    except (AttributeError, TypeError):  # not arrays, or unhashable parameters: no record matches
+        return None
+    return key
+
+
+# ----------------------------------------------------------------------------------------------
+# Record encoding (the layout: native_ir.Header and the entry classes after it)
+# ----------------------------------------------------------------------------------------------
+
+INT64 = range(-(1 << 63), 1 << 63)
+
+
+def _extent(a: np.ndarray) -> tuple[int, int]:
+    """Byte range [lo, hi) around the data pointer that an array's elements occupy."""
+    if a.size == 0:
+        return 0, 0
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)) + a.itemsize
+    return lo, hi
+
+
+def _apart(a: np.ndarray, b: np.ndarray) -> bool:
+    (alo, ahi), (blo, bhi) = _extent(a), _extent(b)
+    if alo == ahi or blo == bhi:
+        return True
+    pa, pb = a.ctypes.data, b.ctypes.data
+    return pa + ahi <= pb + blo or pb + bhi <= pa + alo
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same elements at the same places: an exact in-place update."""
+    return (a.ctypes.data == b.ctypes.data and a.shape == b.shape and a.strides == b.strides
+            and a.itemsize == b.itemsize)
+
+
+def _relations(inputs: tuple, outputs: tuple) -> list[tuple[int, int, int]] | None:
+    """(array, array, SAME or DISJOINT) for every (input, output) and (output, output) pair;
+    None when some pair partly overlaps."""
+    n_in = len(inputs)
+    found = []
+    for o, out in enumerate(outputs, n_in):
+        for i, a in enumerate(inputs):
+            if _same(a, out):
+                found.append((i, o, Relation.SAME))
+            elif _apart(a, out):
+                found.append((i, o, Relation.DISJOINT))
+            else:
+                return None
+        for p in range(n_in, o):
+            if not _apart(outputs[p - n_in], out):
+                return None
+            found.append((p, o, Relation.DISJOINT))
+    return found
+
+
+def _float_bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch, env) -> tuple[list[int], list] | None:
+    """(the record's words, the objects they name by identity), or None when the call cannot
+    be recorded."""
+    arrays = inputs + outputs
+    if (not available() or env is None or not outputs or len(launch.sources) + 1 > MAX_POINTERS
+            or len(arrays) > nir.MAX_ARRAYS):
+        return None
+    if any(type(a) is not np.ndarray or not a.flags.aligned for a in arrays):
+        return None
+    if any(not o.flags.writeable for o in outputs):
+        return None
+    if any(type(p) is not float and (type(p) is not int or p not in INT64) for p in params):
+        return None
+    if any(not 0 <= src < len(arrays) for src, _ in launch.sources):
+        raise ValueError(f"a kernel pointer names array {launch.sources}, the call has {len(arrays)}")
+    relations = _relations(inputs, outputs)
+    if relations is None:
+        return None
+    n_in, n_params = len(inputs), len(params)
+    env_dict, keys = env
+    words = [0] * Header.SIZE
+    kept: list = [env_dict]
+    header = {Header.PACKED: launch.packed, Header.META: launch.meta, Header.NUMEL: launch.numel,
+              Header.NARGS: len(arrays) + n_params, Header.N_OUTPUTS: len(outputs),
+              Header.OUTPUTS_ARG: n_in + n_params, Header.ENV_DICT: id(env_dict)}
+
+    def section(count: int, at: int, entries) -> None:
+        header[count], header[at] = len(entries), len(words)
+        for e in entries:
+            words.extend(e)
+
+    values = [env_dict.get(k) for k in keys]
+    kept += [*keys, *values]  # alive, so that no other object takes a recorded identity
+    section(Header.N_ENV, Header.ENV_AT, [(id(k), 0 if v is None else id(v)) for k, v in zip(keys, values)])
+
+    size = ArrayEntry.DIMS + 2 * max(a.ndim for a in arrays)
+    entries = []
+    for index, a in enumerate(arrays):
+        is_output = index >= n_in
+        arg = index + n_params if is_output else index
+        flags = nir.ALIGNED | (nir.WRITEABLE if is_output else 0)
+        e = [arg, id(a.dtype), a.ndim, flags, *_extent(a), *a.shape, *a.strides]
+        entries.append(e + [0] * (size - len(e)))
+        kept.append(a.dtype)
+    header[Header.ARRAY_WORDS] = size
+    section(Header.N_ARRAYS, Header.ARRAYS_AT, entries)
+    section(Header.N_RELATIONS, Header.RELATIONS_AT, relations)
+
+    entries = []
+    for j, p in enumerate(params):
+        kind, value = (ParamEntry.FLOAT_BITS, _float_bits(p)) if type(p) is float else (ParamEntry.INT, p)
+        entries.append((n_in + j, id(type(p)), kind, value))
+    section(Header.N_PARAMS, Header.PARAMS_AT, entries)
+    section(Header.N_SOURCES, Header.SOURCES_AT, [(src, delta) for src, delta in launch.sources])
+    for index, value in header.items():
+        words[index] = value
+    return words, kept

@@ -1,0 +1,276 @@
+"""A declared operator as a Python function: arrays in, arrays out, through the aclnn runtime.
+
+    y = leaky_relu_backward(g, x, 0.01)            # numpy in -> numpy out (bf16 via ml_dtypes)
+    leaky_relu_backward(g, x, 0.01, out=g)         # in place; any strides; broadcasting
+    t = leaky_relu_backward(tg, tx, 0.01)          # torch (any __dlpack__ CPU tensor) -> torch
+
+A call makes zero-copy aclTensors of its arguments (numpy arrays directly, other libraries'
+tensors through DLPack), runs the operator's phase 1 (its checks and the one planner) and its
+executor, and raises `OperatorError` with the status code and message the aclnn API would
+return. Only what an aclTensor cannot describe is copied: negative strides, which numpy's
+reversed views produce. A call of numpy arrays that passed every check and ran unstaged is
+recorded as a guarded native replay (aclgen.codegen.native.Replays): a later call with the same
+geometry, dtypes, aliasing, parameters and settings re-runs the kernel for well under a
+microsecond, and anything else takes this full path again.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+import numpy as np
+
+from aclgen import dtypes as dt
+from aclgen.codegen import native
+from aclgen.declaration import DEFAULT_SOC, register, snake
+from aclgen.declaration import declare as declare_operator
+from aclgen.kernel import Kernel
+from aclgen.knobs import environ_keys
+from aclgen.runtime import api, dlpack, memory
+from aclgen.runtime import constants as C
+from aclgen.runtime import scalar as scalars
+from aclgen.runtime import tensor as tensors
+from aclgen.runtime.errors import AclError, OperatorError, OperatorTypeError
+from aclgen.runtime.soc import on_settings_change
+
+# the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
+PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
+              "ACLGEN_SOC_VERSION")
+
+
+def _representable(a: np.ndarray) -> bool:
+    """Whether an aclTensor can describe `a` (strides >= 0 wherever a dim steps)."""
+    return all((s >= 0 or n <= 1) and s % a.itemsize == 0 for n, s in zip(a.shape, a.strides))
+
+
+class Function:
+    """`op`'s Python face: `fn(*inputs, *scalars, out=None)`, parameters named `names`
+    (default: CANN's names in snake_case); `dtypes` picks the variant `kernel` shows (default:
+    the first dtype of the default SoC profile for every input)."""
+
+    def __init__(self, op, names: Sequence[str] | None = None, dtypes: Sequence[dt.DType] | None = None):
+        self.op = op
+        self.__name__ = self.__qualname__ = op.python_name
+        self.__doc__ = op.doc or op.signature
+        self.__module__ = getattr(op.formula, "__module__", __name__)
+        self.__wrapped__ = op.formula
+        names = list(names or [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars))])
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params = [inspect.Parameter(n, kind) for n in names[: len(op.inputs)]]
+        params += [inspect.Parameter(n, kind, default=s.default) for n, s in zip(names[len(op.inputs) :], op.scalars)]
+        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+        self.__signature__ = inspect.Signature(params)
+        self._n_in = len(op.inputs)
+        self._n = self._n_in + len(op.scalars)
+        self._single = len(op.outputs) == 1
+        self.replays = native.Replays()
+        self._dtypes = tuple(dtypes) if dtypes else None
+
+    @property
+    def kernel(self) -> Kernel:
+        """The kernel of the default variant (rank 1, contiguous): its `ir[stage]`, `asm`."""
+        dtypes = self._dtypes or (self.op.supported(DEFAULT_SOC) or self.op.all_dtypes())[:1]
+        return self.op.kernel(self.op.variant(dtypes))
+
+    @property
+    def ir(self):
+        return self.kernel.ir
+
+    @property
+    def asm(self) -> str:
+        return self.kernel.asm
+
+    def __repr__(self) -> str:
+        return f"<operator {self.op.python_name}{self.__signature__}: {self.op.signature}>"
+
+    def __call__(self, *args, out=None, **kwargs):
+        if kwargs or len(args) != self._n:
+            args = self._bind(args, kwargs)
+        n = self._n_in
+        done = self.replays.run(args[:n], args[n:], out)
+        if done is not None:
+            return done
+        return self._call(args, out)
+
+    def replay(self, *args, out=None):
+        """Run only a recorded replay whose guards hold for these arguments: its result, or None
+        (nothing ran). For tests and tools that ask whether a call takes the fast path."""
+        args = self._bind(args, {}) if len(args) != self._n else args
+        return self.replays.run(args[: self._n_in], args[self._n_in :], out)
+
+    def empty_outputs(self, *args) -> list[np.ndarray]:
+        """Uninitialized numpy outputs of the shapes and dtypes a call with `args` (inputs,
+        then scalars) writes: what a call without `out` allocates."""
+        args = self._bind(args, {}) if len(args) != self._n else args
+        ins = [_tensor(self.op.api, name, a) for name, a in zip(self.op.inputs, args[: self._n_in])]
+        return [np.empty(dims, tensors.NUMPY_OF_CODE.get(code, np.float32)) for dims, code in self._infer(ins, args)]
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple:
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{self.op.python_name}(): {exc}") from None
+        bound.apply_defaults()
+        bound.arguments.pop("out", None)
+        return tuple(bound.arguments.values())
+
+    # -- the full path -----------------------------------------------------------------------
+
+    def _call(self, args: tuple, out):
+        op = self.op
+        n = self._n_in
+        ins = [_tensor(op.api, name, a) for name, a in zip(op.inputs, args[:n])]
+        values = [_scalar(s, v) for s, v in zip(op.scalars, args[n:])]
+        foreign = next((a for a in args[:n] if a is not None and not isinstance(a, np.ndarray)
+                        and hasattr(a, "__dlpack__")), None)
+        if out is None:
+            outs = [np.empty(d, tensors.NUMPY_OF_CODE.get(code, np.float32)) for d, code in self._infer(ins, args)]
+        else:
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            if len(outs) != len(op.outputs):
+                raise OperatorTypeError(f"{op.api}: out must be {len(op.outputs)} arrays "
+                                        f"({', '.join(op.outputs)}), got {len(outs)}")
+        targets, out_tensors = [], []
+        for name, o in zip(op.outputs, outs):
+            target, t = _output(op.api, name, o)
+            targets.append(target)
+            out_tensors.append(t)
+        try:
+            executor = api.get_workspace_size(op, (*ins, *values, *out_tensors))
+            _run(executor)
+        except AclError as e:
+            raise OperatorError(e.message, e.status) from None
+        for o, target in zip(outs, targets):
+            if target is not o and target is not None:
+                o[...] = target
+        if all(t is o for t, o in zip(targets, outs)):
+            self._record(executor, ins, args, outs)
+        if out is None and foreign is not None:
+            outs = [_as_library_of(foreign, o, t.dtype) for o, t in zip(outs, out_tensors)]
+        return outs[0] if self._single else tuple(outs)
+
+    def _infer(self, ins: list, args: tuple) -> list[tuple[tuple[int, ...], int]]:
+        """(dims, aclDataType) of each output a call without `out` allocates."""
+        op = self.op
+        if op.result is not None:
+            attrs = {s.name: v for s, v in zip(op.scalars, args[self._n_in :]) if s.kind == "int"}
+            return op.result(ins, attrs)
+        present = [t for t in ins if t is not None]
+        if not present:
+            return [((), C.ACL_FLOAT)] * len(op.outputs)
+        dims = present[0].view_dims
+        if op.broadcast:
+            try:
+                dims = np.broadcast_shapes(*(t.view_dims for t in present))
+            except ValueError:
+                pass  # the API names the broadcast failure
+        code = present[0].dtype
+        if op.promote is not None and len(present) == len(ins) and all(t.dtype in C.KERNEL_DTYPE for t in ins):
+            code = C.CODE_OF_DTYPE.get(op.result_dtype(*(C.KERNEL_DTYPE[t.dtype].name for t in ins)), code)
+        return [(tuple(dims), code)] * len(op.outputs)
+
+    def _record(self, executor, ins: list, args: tuple, outs: list) -> None:
+        """Record a call that ran unstaged on numpy arrays, for replays."""
+        tpl = executor.template
+        if tpl is None or executor.staging is not None or not tpl.numel or not native.available():
+            return
+        arrays = args[: self._n_in]
+        for t, a in zip(ins, arrays):
+            if t.owner is not a:  # copied (reversed view) or not a numpy array
+                return
+        env = environ_keys(PLAN_KNOBS)
+        if env is None:
+            return
+        tensors_all = executor.tensors
+        launch = tpl.launch([t.itemsize for t in tensors_all])
+        self.replays.record(arrays, args[self._n_in :], outs, launch, env, (tpl, tpl.kernel, tpl.meta))
+
+
+def _forget_replays() -> None:
+    """The SoC profile changed: plans may differ, so no recorded call may replay."""
+    native.clear_replays()
+
+
+on_settings_change(_forget_replays)
+
+
+def _tensor(api_name: str, name: str, a):
+    """An input as an aclTensor (None stays None, for the API to report as nullptr)."""
+    if a is None:
+        return None
+    try:
+        if not isinstance(a, np.ndarray):
+            if hasattr(a, "__dlpack__"):
+                return dlpack.from_dlpack(a)
+            a = np.asarray(a)
+        if not _representable(a):
+            a = np.ascontiguousarray(a)
+        return tensors.from_numpy(a)
+    except (TypeError, ValueError, RuntimeError, BufferError) as exc:
+        raise OperatorError(f"{api_name}: {name}: {exc}") from None
+
+
+def _scalar(decl, value):
+    """A scalar argument as the API takes it: an aclScalar (ACL_DOUBLE, read back as f32 like
+    CANN) for aclScalar parameters, the value itself for int attributes."""
+    if decl.kind == "int" or value is None:
+        return value
+    try:
+        return scalars.create(float(value), C.ACL_DOUBLE)
+    except (TypeError, ValueError, AclError) as exc:
+        raise OperatorError(f"scalar {decl.name} {value!r}: {exc}") from None
+
+
+def _output(api_name: str, name: str, o):
+    """(the array the kernel writes, its aclTensor): `o` itself, or a contiguous temporary when
+    an aclTensor cannot describe `o` (negative strides), copied back after the call."""
+    if isinstance(o, np.ndarray):
+        target = o if _representable(o) else np.empty(o.shape, o.dtype)
+        return target, _tensor(api_name, name, target)
+    if hasattr(o, "__dlpack__"):
+        return None, _tensor(api_name, name, o)
+    raise OperatorTypeError(f"{api_name}: {name} must be a numpy array or a DLPack tensor, got {type(o).__name__}")
+
+
+def _run(executor) -> None:
+    """Run now, with a workspace from the runtime when the plan stages data."""
+    block = memory.malloc(executor.workspace_size, 0) if executor.workspace_size else None
+    try:
+        executor.run(block.start if block else 0)
+    finally:
+        if block is not None:
+            memory.free(block.start)
+
+
+def _as_library_of(like, array: np.ndarray, code: int):
+    """`array` as a tensor of `like`'s library, over the same memory (DLPack), when it has one."""
+    from_dlpack = dlpack.library_of(like)
+    if from_dlpack is None or code not in dlpack.KDL_CODE:
+        return array
+    return from_dlpack(dlpack.Exported(array, code))
+
+
+# ------------------------------------------------------------------------------ declaring
+
+_by_operator: dict[object, Function] = {}
+
+
+def function_of(op) -> Function:
+    """The Python function of a declared operator (one per declaration)."""
+    f = _by_operator.get(op)
+    if f is None:
+        f = _by_operator[op] = Function(op)
+    return f
+
+
+def operator(name: str, **declaration):
+    """`@aclgen.operator(NAME, inputs=..., outputs=..., scalars=..., dtypes=..., broadcast=...)`:
+    declare the decorated formula as aclnn`NAME`, register it, and return its Python function
+    (aclgen.declaration.declare lists every field)."""
+
+    def declare(formula):
+        op = register(declare_operator(name, formula, **declaration))
+        return function_of(op)
+
+    return declare

@@ -1,0 +1,71 @@
+"""The iteration space of a call: broadcast strides and dim merging.
+
+`plan()` turns the operands' shapes and strides into the smallest equivalent iteration space:
+size-1 dims dropped, broadcast dims given stride 0, adjacent dims merged where every operand
+is contiguous across them. The result picks the kernel variant (rank, innermost layout per
+operand) and fills the launch record (aclgen.abi.pack).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+LAYOUT_OF_STRIDE = {1: "contiguous", 0: "broadcast"}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    shape: tuple[int, ...]  # merged iteration space, rank >= 1
+    strides: tuple[tuple[int, ...], ...]  # per operand, in elements
+    numel: int
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        return tuple(LAYOUT_OF_STRIDE.get(s[-1], "strided") for s in self.strides)
+
+
+def broadcast_strides(op_shape: Sequence[int], op_strides: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
+    """Strides of a view of `op_shape` broadcast (numpy rules) to `shape`: 0 on broadcast dims."""
+    pad = len(shape) - len(op_shape)
+    if pad < 0:
+        raise ValueError(f"shape {tuple(op_shape)} has more dims than {tuple(shape)}")
+    out = []
+    for k, n in enumerate(shape):
+        if k < pad:
+            out.append(0)
+            continue
+        m, s = op_shape[k - pad], op_strides[k - pad]
+        if m == n:
+            out.append(s if n != 1 else 0)
+        elif m == 1:
+            out.append(0)
+        else:
+            raise ValueError(f"shape {tuple(op_shape)} does not broadcast to {tuple(shape)}")
+    return tuple(out)
+
+
+def plan(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> Plan:
+    """Drop size-1 dims and merge dims that every operand walks contiguously."""
+    numel = math.prod(shape)
+    keep = [k for k, n in enumerate(shape) if n != 1]
+    dims = [shape[k] for k in keep]
+    sts = [[s[k] for k in keep] for s in strides]
+    if not dims:
+        return Plan((1,), tuple((1,) for _ in strides), numel)
+    mdims, msts = [dims[0]], [[s[0]] for s in sts]
+    for k in range(1, len(dims)):
+        if all(ms[-1] == s[k] * dims[k] for ms, s in zip(msts, sts)):
+            mdims[-1] *= dims[k]
+            for ms, s in zip(msts, sts):
+                ms[-1] = s[k]
+        else:
+            mdims.append(dims[k])
+            for ms, s in zip(msts, sts):
+                ms.append(s[k])
+    return Plan(tuple(mdims), tuple(tuple(s) for s in msts), numel)

@@ -1,0 +1,115 @@
+"""`aclgen demo`: every registered operator's worked examples, then every dtype of the SoC
+profile on random data against the scalar -O0 build (aclgen.tools.run), one row per check."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from aclgen import cache
+from aclgen.declaration import Example, Operator
+from aclgen.knobs import knobs
+from aclgen.runtime.function import function_of
+from aclgen.tools.run import compare_all, input_shapes, make_case, reference, time_calls
+
+
+def show_shape(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape)) if shape else "scalar"
+
+
+def _printed_tolerance(text: str) -> float:
+    """Half a unit in the last printed digit ("4.4" -> 0.05, "7" -> 0: exact)."""
+    mantissa = text.lower().split("e")[0]
+    if "." not in mantissa:
+        return 0.0 if "e" not in text.lower() else 0.5 * 10.0 ** int(text.lower().split("e")[1])
+    return 0.5 * 10.0 ** -len(mantissa.split(".")[1])
+
+
+def check_example(out: np.ndarray, expected: Sequence[str], rtol: float = 0.0) -> str | None:
+    """None if `out` reproduces the printed values (every digit, or within `rtol`), else a
+    short description of the mismatch."""
+    got = np.asarray(out).astype(np.float64).ravel()
+    if got.size != len(expected):
+        return f"{got.size} values, expected {len(expected)}"
+    bad = []
+    for i, (g, text) in enumerate(zip(got, expected)):
+        want = float(text)
+        tol = _printed_tolerance(text) if not rtol else rtol * abs(want) + 1e-6
+        if not abs(g - want) <= tol * (1 + 1e-9):
+            bad.append(i)
+    if not bad:
+        return None
+    i = bad[0]
+    return f"element {i}: got {float(got[i])!r}, expected {expected[i]} ({len(bad)} differ)"
+
+
+@dataclass
+class Row:
+    op: str
+    dtype: str
+    shape: str
+    check: str
+    compile_ms: float | None  # None: served by a variant compiled earlier in this run
+    run_us: float
+    ok: bool
+
+
+def _timed_first(call: Callable[[], object]) -> tuple[object, float | None]:
+    """First call, and its time if it compiled a new variant."""
+    before = len(cache.kernels)
+    t = time.perf_counter()
+    out = call()
+    first = time.perf_counter() - t
+    return out, (first if len(cache.kernels) > before else None)
+
+
+def example_row(op: Operator, ex: Example) -> Row:
+    fn = function_of(op)
+    out, compile_s = _timed_first(lambda: fn(*ex.args))
+    outs = out if isinstance(out, tuple) else (out,)
+    run_s = time_calls(lambda: fn(*ex.args), budget_s=0.05)
+    values = np.concatenate([np.asarray(o).ravel() for o in outs])
+    problem = check_example(values, ex.expected, ex.rtol)
+    kind = "every digit" if not ex.rtol else f"rtol {ex.rtol:g}"
+    check = f"SPEC example ok ({kind})" if problem is None else f"SPEC example MISMATCH: {problem}"
+    compile_ms = None if compile_s is None else (compile_s - run_s) * 1e3
+    dtype = str(np.asarray(outs[0]).dtype)
+    return Row(op.python_name, dtype, show_shape(np.shape(outs[0])), check, compile_ms, run_s * 1e6, problem is None)
+
+
+def random_row(op: Operator, shape: tuple[int, ...], dtype, rng: np.random.Generator) -> Row:
+    case = make_case(op, shape, dtype, rng)
+    _, compile_s = _timed_first(case.call)
+    run_s = time_calls(case.call, budget_s=0.1, max_calls=50)
+    err, bad = compare_all(case.outs, reference(case))
+    check = "= scalar -O0 build" if bad == 0 else f"{bad} differ from scalar -O0 build, max error {err:g}"
+    compile_ms = None if compile_s is None else (compile_s - run_s) * 1e3
+    return Row(op.python_name, dtype.name, show_shape(case.out.shape), check, compile_ms, run_s * 1e6, bad == 0)
+
+
+def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: Callable[[Row], None]) -> list[Row]:
+    """Every operator's examples, then every dtype of the SoC profile on random data of `shape`
+    (for an operator that cannot make outputs of `shape`, the last dim one larger)."""
+    out: list[Row] = []
+
+    def add(row: Row) -> None:
+        out.append(row)
+        progress(row)
+
+    for op in ops:
+        for ex in op.examples:
+            add(example_row(op, ex))
+    rng = np.random.default_rng(seed)
+    soc = knobs().soc_version
+    for op in ops:
+        op_shape = shape
+        try:
+            input_shapes(op, shape)
+        except ValueError:  # SwiGluGrad's split dim must be even
+            op_shape = (*shape[:-1], shape[-1] + 1) if shape else (2,)
+        for dtype in op.supported(soc):
+            add(random_row(op, op_shape, dtype, rng))
+    return out
