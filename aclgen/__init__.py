@@ -12,12 +12,13 @@ through Ascend's aclnn API.
     fn = aclgen.compile(formula, dtypes="float16")      # the quick path: no aclnn name needed
 """
 
+from typing import TYPE_CHECKING
+
 from aclgen.declaration import DeclarationError, Example, KernelOperands, Scalar, registered
 from aclgen.frontend.dsl import (
     FormulaError,
     absolute,
     exp,
-    f32_const as f32,
     isnan,
     logical_and,
     logical_not,
@@ -26,8 +27,15 @@ from aclgen.frontend.dsl import (
     sigmoid,
     where,
 )
+from aclgen.frontend.dsl import (
+    f32_const as f32,
+)
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # for type checkers; at run time the names below load on first use
+    from aclgen.formula import compile
+    from aclgen.runtime.function import Function, OperatorError, operator
 
 
 def __getattr__(name: str):

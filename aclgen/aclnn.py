@@ -22,6 +22,7 @@ from aclgen.declaration import registered as _registered
 from aclgen.runtime import api as _api
 from aclgen.runtime import constants as _C
 from aclgen.runtime.executor import destroy as _destroy
+from aclgen.runtime.executor import execute as _execute
 from aclgen.runtime.executor import set_repeatable as _set_repeatable
 
 ACLNN_SUCCESS = _C.ACLNN_SUCCESS
@@ -47,31 +48,28 @@ def aclDestroyAclOpExecutor(executor) -> int:
 
 def _phase1(op):
     names = op.arg_names
+    phase1 = _api.phase1
 
-    def get_workspace_size(*args, **kwargs):
-        if kwargs:
-            args = _bind(get_workspace_size, args, kwargs)
-        return _api.phase1(op, args)
+    def get_workspace_size(*args):  # positional, as in C
+        return phase1(op, args)
 
     get_workspace_size.__name__ = get_workspace_size.__qualname__ = f"{op.api}GetWorkspaceSize"
     get_workspace_size.__doc__ = (f"{op.signature} -> (workspace_size, executor, status): check the arguments "
                                   f"and plan the call.")
     get_workspace_size.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     return get_workspace_size
 
 
 def _phase2(op):
-    def run(workspace, workspaceSize, executor, stream):  # noqa: N803  (CANN's names)
-        return _api.phase2(op, workspace, workspaceSize, executor, stream)
+    api = op.api
+
+    def run(workspace, workspaceSize, executor, stream):
+        return _execute(api, workspace, workspaceSize, executor, stream)
 
     run.__name__ = run.__qualname__ = op.api
     run.__doc__ = f"{op.api}(workspace, workspaceSize, executor, stream) -> status: run the planned call."
     return run
-
-
-def _bind(f, args, kwargs) -> tuple:
-    return tuple(inspect.signature(f).bind(*args, **kwargs).arguments.values())
 
 
 _NAME = re.compile(r"aclnn(\w+?)(GetWorkspaceSize)?")
@@ -80,7 +78,7 @@ _NAME = re.compile(r"aclnn(\w+?)(GetWorkspaceSize)?")
 def __getattr__(name: str):
     m = _NAME.fullmatch(name)
     op = _lookup(m.group(1)) if m else None
-    if op is None or op.name != m.group(1):
+    if m is None or op is None or op.name != m.group(1):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     f = _phase1(op) if m.group(2) else _phase2(op)
     globals()[name] = f

@@ -47,11 +47,15 @@ from functools import cache
 from aclgen.kernel import STAGES, Kernel, Options, Param, StageTexts, Variant
 from aclgen.knobs import knobs
 
-try:  # the builtin sha256: importing hashlib (OpenSSL) costs ~3 ms of a cache hit's budget
-    from _sha256 import sha256
-except ImportError:  # Python >= 3.12 renamed it
+# the builtin sha256: importing hashlib (OpenSSL) costs ~3 ms of a cache hit's budget
+if sys.version_info >= (3, 12):  # Python >= 3.12 renamed _sha256 to _sha2
     try:
         from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
+else:
+    try:
+        from _sha256 import sha256
     except ImportError:
         from hashlib import sha256
 

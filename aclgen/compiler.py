@@ -183,4 +183,4 @@ def compile_variant(
     return Kernel(kname, variant, tuple(params), ptypes, texts, native, options, seconds)
 
 
-__all__ = ["CompileError", "Kernel", "Options", "Param", "STAGES", "Variant", "compile_variant", "stage_texts"]
+__all__ = ["STAGES", "CompileError", "Kernel", "Options", "Param", "Variant", "compile_variant", "stage_texts"]

@@ -24,10 +24,12 @@ fetched from the compile cache, aclgen/cache.py) by `Operator.kernel(variant, op
 from __future__ import annotations
 
 import inspect
+import keyword
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from aclgen import cache
@@ -91,7 +93,8 @@ class KernelOperands:
 @dataclass(frozen=True, eq=False)
 class Operator:
     """One declared operator (see the module docstring). Compare by identity: two declarations
-    with the same name are two operators (kernels and plans are cached per object)."""
+    with the same name are two operators (kernels and plans are cached per object). The derived
+    names are computed once (cached properties): the hot path reads them on every call."""
 
     name: str  # CANN's name without the prefix: "HardswishBackward"
     formula: Callable
@@ -113,39 +116,39 @@ class Operator:
 
     # -- names ---------------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def api(self) -> str:
         return f"aclnn{self.name}"
 
-    @property
+    @cached_property
     def arg_names(self) -> tuple[str, ...]:
         """The C arguments before workspaceSize/executor: inputs, scalars, outputs."""
         return (*self.inputs, *(s.name for s in self.scalars), *self.outputs)
 
-    @property
+    @cached_property
     def signature(self) -> str:
         return f"{self.api}({', '.join(self.arg_names)})"
 
-    @property
+    @cached_property
     def params(self) -> tuple[Param, ...]:
         """The kernel's scalar parameters (every scalar but the int attributes)."""
         return tuple(Param(s.name, "like-input" if s.kind == "like-input" else "f32")
                      for s in self.scalars if s.is_kernel_param)
 
-    @property
+    @cached_property
     def kernel_inputs(self) -> tuple[str, ...]:
         return self.kernel_operands.inputs if self.kernel_operands else self.inputs
 
-    @property
+    @cached_property
     def kernel_outputs(self) -> tuple[str, ...]:
         return self.kernel_operands.outputs if self.kernel_operands else self.outputs
 
-    @property
+    @cached_property
     def kernel_arg_names(self) -> tuple[str, ...]:
         """The kernel's arguments (also the formula's tensors and parameters, in its order)."""
         return (*self.kernel_inputs, *(p.name for p in self.params), *self.kernel_outputs)
 
-    @property
+    @cached_property
     def source(self) -> tuple[str, int]:
         """(file, line) of the formula: where the operator was declared."""
         code = inspect.unwrap(self.formula).__code__
@@ -321,6 +324,10 @@ def declare(
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise DeclarationError(f"operator {name!r}: parameter names {sorted(dup)} appear twice")
+    python = [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars))]
+    if "out" in python or len(set(python)) != len(python) or any(keyword.iskeyword(n) for n in python):
+        raise DeclarationError(f"operator {name!r}: inputs and scalars {python} (as Python parameters) must be "
+                               f"distinct, not Python keywords and not 'out', the Python call's output argument")
     _check_arity(op)
     return op
 

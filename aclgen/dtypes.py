@@ -10,10 +10,10 @@ process that finds its kernels in the compile cache never loads the compiler.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
@@ -27,7 +27,7 @@ class DType:
     kind: str  # "float", "int" or "uint"
 
     @property
-    def ir_type(self) -> "Attribute":
+    def ir_type(self) -> Attribute:
         """The xDSL element type of a buffer of this dtype."""
         return _ir_types()[self.name]
 
@@ -75,7 +75,7 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def dtype(x: "DType | str | np.dtype | type") -> DType:
+def dtype(x: DType | str | np.dtype | type) -> DType:
     """Normalize a dtype given as a DType, a name ("float16", "f16") or a numpy dtype."""
     if isinstance(x, DType):
         return x
@@ -91,7 +91,7 @@ def dtype(x: "DType | str | np.dtype | type") -> DType:
     raise ValueError(f"unsupported dtype {npd}; aclgen supports {', '.join(d.name for d in ALL)}")
 
 
-def from_ir(t: "Attribute") -> DType:
+def from_ir(t: Attribute) -> DType:
     """The DType whose buffers hold elements of IR type `t`."""
     for name, ir in _ir_types().items():
         if ir == t:
@@ -99,19 +99,19 @@ def from_ir(t: "Attribute") -> DType:
     raise ValueError(f"no dtype for IR type {t}")
 
 
-def is_float_type(t: "Attribute") -> bool:
+def is_float_type(t: Attribute) -> bool:
     from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 
     return isinstance(t, (Float32Type, Float16Type, BFloat16Type))
 
 
-def is_int_type(t: "Attribute") -> bool:
+def is_int_type(t: Attribute) -> bool:
     from xdsl.dialects.builtin import IntegerType
 
     return isinstance(t, IntegerType) and t.width.data > 1
 
 
-def is_unsigned(t: "Attribute") -> bool:
+def is_unsigned(t: Attribute) -> bool:
     from xdsl.dialects.builtin import IntegerType, Signedness
 
     return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED

@@ -10,7 +10,7 @@ neither xDSL nor the pass pipeline, so this module imports neither.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,9 +62,9 @@ class Options:
     nontemporal: bool = False  # streaming stores (for outputs larger than the caches)
 
     @staticmethod
-    def from_knobs(**overrides) -> "Options":
+    def from_knobs(**overrides) -> Options:
         k = knobs()
-        base = dict(tile_size=k.tile_size, width=k.vector_width, fma=k.fma, opt_level=k.opt_level)
+        base: dict[str, Any] = dict(tile_size=k.tile_size, width=k.vector_width, fma=k.fma, opt_level=k.opt_level)
         base.update(overrides)
         return Options(**base)
 
@@ -84,7 +84,7 @@ class Param:
             return "i64"
         return "f32"
 
-    def ir_type(self, first_input: dt.DType) -> "Attribute":
+    def ir_type(self, first_input: dt.DType) -> Attribute:
         from xdsl.dialects.builtin import f32, i64
 
         return i64 if self.type_name(first_input) == "i64" else f32
@@ -196,4 +196,4 @@ class Kernel:
         return list(self.ir)
 
 
-__all__ = ["CompileError", "Kernel", "Options", "Param", "STAGES", "StageTexts", "Variant"]
+__all__ = ["STAGES", "CompileError", "Kernel", "Options", "Param", "StageTexts", "Variant"]

@@ -84,7 +84,7 @@ class Knobs:
     always_compile: bool
 
     @staticmethod
-    def from_env() -> "Knobs":
+    def from_env() -> Knobs:
         k = Knobs(
             tile_size=_env("ACLGEN_TILE_SIZE", 8192, int),
             vector_width=_env("ACLGEN_VECTOR_WIDTH", 0, int),

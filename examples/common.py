@@ -45,4 +45,4 @@ def copy_to_host(device_addr: int, like: np.ndarray) -> np.ndarray:
 def print_result(result: np.ndarray) -> None:
     """One line per element, CANN's format, with float32's shortest round-trip digits."""
     for i, v in enumerate(result.ravel()):
-        print(f"result[{i}] is: {str(np.float32(v))}")
+        print(f"result[{i}] is: {np.float32(v)!s}")

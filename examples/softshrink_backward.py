@@ -6,10 +6,10 @@
 import sys
 
 import numpy as np
+from common import check, copy_to_host, create_acl_tensor, print_result
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
-from common import check, copy_to_host, create_acl_tensor, print_result
 
 
 def main() -> None:

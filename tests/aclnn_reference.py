@@ -76,7 +76,7 @@ def swi_glu_grad_f64(g, x, dim=-1):
         size_a = np.abs(g64 * b) * s * (1 + np.abs(a))
         size_b = np.abs(g64 * s * a)
         slack = 8 * 2.0**-149 * (1 + np.abs(g64)) * (1 + np.abs(a)) * (1 + np.abs(b))
-    cat = lambda p, q: np.concatenate([p, q], axis=dim)  # noqa: E731
+    cat = lambda p, q: np.concatenate([p, q], axis=dim)
     return cat(out_a, out_b), cat(size_a, size_b), cat(slack, slack)
 
 

@@ -10,10 +10,11 @@ import pytest
 
 import aclgen.acl as acl
 from aclgen.declaration import SOCS
-from tests import aclnn_reference as ref
 from aclgen.tools.run import input_shapes
+from tests import aclnn_reference as ref
 from tests.aclnn_helpers import call
 from tests.registry import builtins, resolve
+
 CODE = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16, "bfloat16": acl.ACL_BF16, "int8": acl.ACL_INT8,
         "int32": acl.ACL_INT32, "int64": acl.ACL_INT64, "uint8": acl.ACL_UINT8}
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, 2.9999998, -3.0000002, 1.2, -1.2, 0.5, 1e-40, 65504.0, 7e4]
@@ -154,7 +155,7 @@ def test_broadcast(key, shapes):
 @pytest.mark.parametrize("gd,xd", [("float16", "float32"), ("bfloat16", "float16"), ("float32", "bfloat16")])
 def test_softshrink_mixed_dtypes_promote_to_float(gd, xd):
     rng = np.random.default_rng(2)
-    to = lambda d: np.dtype(ml_dtypes.bfloat16) if d == "bfloat16" else np.dtype(d)  # noqa: E731
+    to = lambda d: np.dtype(ml_dtypes.bfloat16) if d == "bfloat16" else np.dtype(d)
     g, x = values(to(gd), 50, rng), values(to(xd), 50, rng)
     out = np.zeros(50, np.float32)
     assert run_op("softshrink", g, x, out, 0.5) == 0, acl.get_recent_err_msg()

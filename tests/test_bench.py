@@ -5,13 +5,25 @@ Only the shape of the result is checked, never a timing: the machine is shared a
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+from pathlib import Path
 
 import pytest
 
-from aclgen.tools import bench
 from aclgen.cli import UserError, main
+from aclgen.declaration import unregister
+from aclgen.tools import bench
+
+
+def _issue4():
+    """benchmarks/run_issue4.py, which judges a result against issue 4's targets."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "run_issue4.py"
+    spec = importlib.util.spec_from_file_location("run_issue4", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _run(tmp_path, *args: str) -> dict:
@@ -52,9 +64,11 @@ def test_bench_json_shape(tmp_path, capsys):
     calls = {c["name"]: c for c in result["calls"]["rows"]}
     assert {"aclgen.ops call", "aclnn executor re-run (repeatable)", "aclnn two-phase call", "numpy (peer)"} <= set(calls)
     assert all(_positive(c["us"]) for c in calls.values())
-    kinds = {t["target"].split(" at ")[0] for t in result["targets"]}
+    assert "targets" not in result  # aclgen bench reports numbers; issue 4's targets judge them
+    targets = _issue4().targets(result)
+    kinds = {t["target"].split(" at ")[0] for t in targets}
     assert "aclnn two-phase call" in kinds  # the small-call targets are judged; 1K rows have none
-    assert all(isinstance(t["met"], bool) for t in result["targets"])
+    assert all(isinstance(t["met"], bool) for t in targets)
 
 
 def test_bench_compile_part(tmp_path):
@@ -67,8 +81,8 @@ def test_bench_compile_part(tmp_path):
     assert "error" not in ws, ws
     assert _positive(ws["warm_cache"]["ms"]) and isinstance(ws["warm_cache"]["xdsl_imported"], bool)
     samples = ws["warm_cache"]["samples_ms"]
-    assert len(samples) == bench.WARM_RUNS and ws["warm_cache"]["ms"] == sorted(samples)[len(samples) // 2]
-    assert any(t["target"].startswith("compile a new variant") for t in result["targets"])
+    assert len(samples) == bench.timing.WARM_RUNS and ws["warm_cache"]["ms"] == sorted(samples)[len(samples) // 2]
+    assert any(t["target"].startswith("compile a new variant") for t in _issue4().targets(result))
 
 
 def test_bench_plot(tmp_path):
@@ -80,11 +94,15 @@ def test_bench_plot(tmp_path):
 
 
 def test_matrix_and_sizes():
-    assert bench.parse_size("1K") == 1024 and bench.parse_size("16m") == 1 << 24 and bench.parse_size("1000") == 1000
-    assert bench.size_label(1 << 20) == "1M" and bench.size_label(1000) == "1000"
-    assert bench.matrix(None, None) == bench.ISSUE_MATRIX  # issue 4's table: f32 at 4 sizes, half types at 1M
-    assert bench.matrix("1K,2K", "f16") == [("float16", 1024), ("float16", 2048)]
-    assert bench.tools("numba,aclgen") == ["aclgen", "numba"]
+    cfg = bench.config
+    assert cfg.parse_size("1K") == 1024 and cfg.parse_size("16m") == 1 << 24 and cfg.parse_size("1000") == 1000
+    assert cfg.size_label(1 << 20) == "1M" and cfg.size_label(1000) == "1000"
+    # the default matrix (issue 4's table): f32 at 4 sizes, half types at 1M
+    assert cfg.matrix(None, None) == cfg.DEFAULT_MATRIX == _issue4().ISSUE_MATRIX == [
+        ("float32", 1 << 10), ("float32", 1 << 16), ("float32", 1 << 20), ("float32", 1 << 24),
+        ("float16", 1 << 20), ("bfloat16", 1 << 20)]
+    assert cfg.matrix("1K,2K", "f16") == [("float16", 1024), ("float16", 2048)]
+    assert cfg.tools("numba,aclgen") == ["aclgen", "numba"]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -106,33 +124,34 @@ def test_peers_agree_with_aclgen():
     from aclgen import dtypes as dt
     from aclgen.ops import OPERATORS
 
+    peers = bench.peers
+    assert set(peers.PEERS) == {op.name for op in OPERATORS.values()}  # every built-in has its peers
     for op in OPERATORS.values():
         for dtype in (dt.float32, dt.float16, dt.bfloat16):
-            p = bench.make_problem(op, dtype, 1 << 16)  # enough for rare cancellations
-            ours = p.empty_out()
-            bench.IMPLS["aclgen"](p, ours)()
+            p = peers.make_problem(op, dtype, 1 << 16)  # enough for rare cancellations
+            ours = p.empty_outs()
+            peers.build("aclgen", p, ours)()
             for tool in ("numpy", "torch", "numba"):
-                out = p.empty_out()
+                out = p.empty_outs()
                 try:
-                    fn = bench.IMPLS[tool](p, out)
-                except bench.Skip:
+                    fn = peers.build(tool, p, out)
+                except peers.Skip:
                     continue
                 fn()
-                theirs = fn.fetch() if hasattr(fn, "fetch") else out
-                why = bench._agree(ours, theirs, dtype.name, op.name, bench.known_differences(p), bench.term_sizes(p))
+                why = peers.agree(p, ours, peers.results(fn, out))
                 assert why is None, (tool, op.name, dtype.name, why)
 
 
 def test_user_error_type():
     with pytest.raises(UserError):
-        bench.parse_size("x")
+        bench.config.parse_size("x")
 
 
 def test_a_failing_part_keeps_the_others(tmp_path, monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("compiler changed under us")
 
-    monkeypatch.setattr(bench, "compile_times", broken)
+    monkeypatch.setattr(bench.timing, "compile_times", broken)
     path = tmp_path / "bench.json"
     rc = main(["bench", "threshold_backward", "--sizes", "1K", "--dtypes", "float32", "--tools", "aclgen",
                "--parts", "table,compile", "--rounds", "1", "--target-ms", "0.5", "--quiet", "--json", str(path)])
@@ -141,3 +160,30 @@ def test_a_failing_part_keeps_the_others(tmp_path, monkeypatch, capsys):
     assert result["errors"] == {"compile": "RuntimeError: compiler changed under us"}
     assert len(result["rows"]) == 1 and result["rows"][0]["error"] is None
     assert "The compile part failed: RuntimeError: compiler changed under us" in capsys.readouterr().out
+
+
+def test_any_declared_operator(tmp_path):
+    """A user's operator (FILE.py:NAME) is timed through its Python function, with no peers; a
+    built-in named by its aclnn name has its peers."""
+    module = tmp_path / "bench_user_ops.py"
+    module.write_text(
+        "import aclgen\n"
+        "from aclgen import select\n\n"
+        "@aclgen.operator('BenchSuiteLeakyBackward', inputs=('gradOutput', 'self'), outputs=('gradInput',),\n"
+        "                 scalars=('negativeSlope',), dtypes=('float32',))\n"
+        "def bench_suite_leaky_backward(g, x, negative_slope):\n"
+        "    return select(x > 0.0, g, g * negative_slope)\n"
+    )
+    try:
+        result = _run(tmp_path, f"{module}:BenchSuiteLeakyBackward", "aclnnSeluBackward", "--sizes", "1K",
+                      "--dtypes", "float32,float16", "--tools", "aclgen,numpy", "--parts", "table")
+    finally:
+        unregister("BenchSuiteLeakyBackward")  # other tests iterate the registry
+    rows = result["rows"]
+    assert [(r["op"], r["dtype"]) for r in rows] == [  # the user's operator declares float32 only
+        ("bench_suite_leaky_backward", "float32"), ("selu_backward", "float32"), ("selu_backward", "float16")]
+    mine = rows[0]
+    assert mine["error"] is None and set(mine["us"]) == {"aclgen"} and _positive(mine["us"]["aclgen"])
+    assert mine["best_peer"] is None and "no peer implementation" in mine["skipped"]["numpy"]
+    assert mine["bytes"] == 3 * 1024 * 4
+    assert all(r["best_peer"] == "numpy" and r["mismatch"] == {} for r in rows[1:])

@@ -193,7 +193,10 @@ def test_changed_compiler_source_is_a_miss(tmp_path):
 # ---------------------------------------------------------------------------- key coverage
 
 
-def material(formula=HSB.formula, variant=V1, options=Options(), params=(), names=None, name="op") -> dict:
+DEFAULT_OPTIONS = Options()
+
+
+def material(formula=HSB.formula, variant=V1, options=DEFAULT_OPTIONS, params=(), names=None, name="op") -> dict:
     return cache.key_material(formula, name, variant, params, names, options)
 
 

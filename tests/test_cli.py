@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from aclgen.cli import main
-from aclgen.tools.demo import check_example
 from aclgen.codegen.target import host
+from aclgen.tools.demo import check_example
 
 
 def aclgen(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -28,7 +28,7 @@ def aclgen(*args: str, stdin: str | None = None, timeout: float = 120) -> subpro
 def loop_bodies(asm: str) -> list[str]:
     """The instructions between each backward-branch target label and its branch."""
     lines = asm.splitlines()
-    labels = {m.group(1): i for i, l in enumerate(lines) if (m := re.match(r"^(\.LBB\w+):", l))}
+    labels = {m.group(1): i for i, text in enumerate(lines) if (m := re.match(r"^(\.LBB\w+):", text))}
     bodies = []
     for i, line in enumerate(lines):
         m = re.match(r"\s+j\w*\s+(\.LBB\w+)", line)

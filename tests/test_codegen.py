@@ -80,8 +80,8 @@ def test_width_and_tile_options_change_code_not_results():
 @pytest.mark.parametrize("misalign", [0, 1, 3])
 def test_peeling_and_streaming_stores_on_misaligned_outputs(width, misalign):
     """Outputs starting at any element offset, odd lengths: peel + vector + tail stay exact."""
-    from aclgen.passes import pipeline
     from aclgen.compiler import run_pipeline
+    from aclgen.passes import pipeline
 
     spec = pipeline.default_spec(8192, width, "auto", False, nontemporal=True)
     assert "nontemporal=true" in spec

@@ -10,10 +10,9 @@ import numpy as np
 
 from aclgen import dtypes as dt
 from aclgen.compiler import Options, Variant
-from tests.hardening_support import acl, aclnn  # noqa: I001 (imports aclgen in a safe order)
 from aclgen.ops import OPERATORS
 from tests import reference as ref
-from tests.hardening_support import same_bits
+from tests.hardening_support import acl, aclnn, same_bits
 
 THREADS = 8
 TIMEOUT = 120
@@ -25,7 +24,7 @@ def run_threads(target, n=THREADS):
     def wrap(k):
         try:
             target(k)
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             errors.append(f"thread {k}: {type(e).__name__}: {e}")
 
     for k in range(n):

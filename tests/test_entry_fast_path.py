@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import aclgen.ops as ops
-from aclgen import acl
-from aclgen import OperatorError
+from aclgen import OperatorError, acl
 from tests import reference as ref
 
 

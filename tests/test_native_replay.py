@@ -3,7 +3,6 @@ with a compiled kernel is recorded; a later call replays only when every guard h
 miss (None) writes nothing."""
 
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -13,19 +12,7 @@ from aclgen.codegen import native
 from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.kernel import Param
 from aclgen.knobs import environ_keys
-
-try:
-    from tests.hardening_support import run_threads
-except ImportError:  # hardening_support imports the operator layer, which may be mid-rewrite
-
-    def run_threads(target, count: int, timeout: float = 120) -> list:
-        ts = [threading.Thread(target=target, args=(s,)) for s in range(count)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(timeout=timeout)
-        return [t for t in ts if t.is_alive()]
-
+from tests.hardening_support import run_threads
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="numpy's array layout is not the probed one")
 KNOB = "ACLGEN_REPLAY_TEST_KNOB"

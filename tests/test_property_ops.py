@@ -29,10 +29,24 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.hardening_support import acl, aclnn  # noqa: I001 (imports aclgen in a safe order)
 from tests import reference as ref
-from tests.hardening_support import (BUDGET, CODE, NP, OPS, TALLY, Storage, View, make_tensor, np_view,
-                                     report, same_or_nan, scalar_value, values)
+from tests.hardening_support import (
+    BUDGET,
+    CODE,
+    NP,
+    OPS,
+    TALLY,
+    Storage,
+    View,
+    acl,
+    aclnn,
+    make_tensor,
+    np_view,
+    report,
+    same_or_nan,
+    scalar_value,
+    values,
+)
 from tests.registry import resolve
 
 PROFILE = os.environ.get("ACLGEN_HYPOTHESIS_PROFILE", "ci")

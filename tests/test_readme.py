@@ -51,3 +51,12 @@ def test_every_cli_command_is_documented(command):
     assert f"aclgen {command}" in README
     r = subprocess.run([sys.executable, "-m", "aclgen.cli", command, "--help"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_adding_an_operator_shows_a_declaration_file_in_full():
+    """The README's "Adding an operator" is that one file (its code, after the module docstring)."""
+    section = README.split("## Adding an operator", 1)[1].split("\n## ", 1)[0]
+    (listing,) = re.findall(r"^```py\n(.*?)^```", section, re.S | re.M)
+    source = (ROOT / "aclgen" / "ops" / "hardswish_backward.py").read_text()
+    code = source.split('"""', 2)[2].lstrip("\n")  # after the module docstring
+    assert listing == code

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import aclgen.ops as ops
-from aclgen import acl
-from aclgen import OperatorError
+from aclgen import OperatorError, acl
 from aclgen.codegen import native
 from tests import reference as ref
 from tests.hardening_support import run_threads

@@ -9,9 +9,8 @@ import time
 
 import numpy as np
 
-from tests.hardening_support import acl, aclnn  # noqa: I001 (imports aclgen in a safe order)
 from tests import reference as ref
-from tests.hardening_support import same_bits
+from tests.hardening_support import acl, aclnn, same_bits
 
 
 def hold(stream):

@@ -12,19 +12,7 @@ import pytest
 from aclgen import dtypes as dt
 from aclgen.codegen import native
 from aclgen.compiler import Options, Variant, compile_variant
-
-try:
-    from tests.hardening_support import run_threads
-except ImportError:  # hardening_support imports the operator layer, which may be mid-rewrite
-    import threading
-
-    def run_threads(target, count: int, timeout: float = 120) -> list:
-        ts = [threading.Thread(target=target, args=(s,)) for s in range(count)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(timeout=timeout)
-        return [t for t in ts if t.is_alive()]
+from tests.hardening_support import run_threads
 
 pytestmark = pytest.mark.skipif(not native._has_pool(), reason="the native pool is x86-64 Linux only")
 

@@ -7,6 +7,8 @@ function bodies through `convert_op` below, which handles `llvmx` first.
 
 from __future__ import annotations
 
+from typing import cast
+
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as xconvert
 from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
@@ -32,11 +34,12 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
         case llvmx.ExtractElementOp():
             values[op.result] = b.extract_element(values[op.vector], values[op.index])
         case llvmx.FPToSIOp():
-            values[op.result] = b.fptosi(values[op.input], convert_type(op.result.type))
+            # pyright reads llvmlite's @_castop-wrapped fptosi as returning None: it returns the cast
+            values[op.result] = cast(ir.Value, b.fptosi(values[op.input], convert_type(op.result.type)))
         case llvm.StoreOp() if op.nontemporal is not None:
             # xDSL's converter drops the flag: keep it as !nontemporal metadata
-            store = b.store(values[op.value], values[op.ptr])
-            store.align = op.alignment.value.data if op.alignment else None
+            align = op.alignment.value.data if op.alignment else None
+            store = b.store(values[op.value], values[op.ptr], align)
             store.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
         case _:
             xdsl_convert_op(op, b, values, blocks)

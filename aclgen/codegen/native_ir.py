@@ -21,8 +21,9 @@ reads them as opaque `ptr`s.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from llvmlite import ir
 
@@ -32,6 +33,32 @@ PTR = I8.as_pointer()  # any C pointer: PyObject *, a kernel operand, the pool's
 I32P, I64P = I32.as_pointer(), I64.as_pointer()
 FASTCALL = ir.FunctionType(PTR, [PTR, PTR.as_pointer(), I64])  # (self, args, nargs) -> object
 PACKED = ir.FunctionType(VOID, [PTR, I64, I64])  # packed(i64 *argv, i64 lo, i64 hi)
+
+
+if TYPE_CHECKING:
+
+    class _Builder(ir.IRBuilder):
+        """What pyright should read for the IRBuilder methods used here that llvmlite wraps in
+        untyped decorators (@_binop, @_castop) over docstring-only bodies: pyright takes the
+        body's `None` as their result. Binary ops return the new instruction; casts return it,
+        or `value` itself when it already has type `typ`."""
+
+        def add(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def sub(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def mul(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def udiv(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def and_(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def or_(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def shl(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def lshr(self, lhs: ir.Value, rhs: ir.Value, name: str = "", flags: Sequence[str] = ()) -> ir.Instruction: ...
+        def bitcast(self, value: ir.Value, typ: ir.Type, name: str = "") -> ir.Value: ...
+        def inttoptr(self, value: ir.Value, typ: ir.Type, name: str = "") -> ir.Value: ...
+        def ptrtoint(self, value: ir.Value, typ: ir.Type, name: str = "") -> ir.Value: ...
+        def zext(self, value: ir.Value, typ: ir.Type, name: str = "") -> ir.Value: ...
+        def sext(self, value: ir.Value, typ: ir.Type, name: str = "") -> ir.Value: ...
+        def trunc(self, value: ir.Value, typ: ir.Type, name: str = "") -> ir.Value: ...
+else:
+    _Builder = ir.IRBuilder
 
 
 def kernel_type(n_ptrs: int) -> ir.FunctionType:
@@ -95,7 +122,7 @@ class _Emitter:
         self.fn = ir.Function(module, fnty, name)
         if linkage:
             self.fn.linkage = linkage
-        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        self.b = _Builder(self.fn.append_basic_block("entry"))
         self.process = process
 
     def block(self, name: str) -> ir.Block:
@@ -109,19 +136,23 @@ class _Emitter:
         b = self.b
         if isinstance(address, int):
             address = i64(address)
-        if isinstance(address.type, ir.IntType):
+        # every llvmlite value (a constant, an instruction, an argument) has a `type`; their base
+        # class ir.Value doesn't declare it
+        if isinstance(cast("ir.Constant | ir.NamedValue", address).type, ir.IntType):
             target = b.inttoptr(address, fnty.as_pointer())
         else:
             target = b.bitcast(address, fnty.as_pointer())
         return b.call(target, args, name=name)
 
     def c_api(self, name: str, *args):
+        assert self.process is not None, "the C API's addresses come with a Process"
         ret, params = _C_API[name]
         return self.call_at(self.process.c_api[name], ir.FunctionType(ret, params), list(args), name)
 
     def obj(self, address: int) -> ir.Constant:
         """A constant PyObject * (or any pointer) at `address`."""
-        return i64(address).inttoptr(PTR)
+        # a FormattedConstant; pyright reads llvmlite's @_castop-wrapped method as returning None
+        return cast(ir.Constant, i64(address).inttoptr(PTR))
 
     def field(self, base: ir.Value, offset: int | ir.Value, typ: ir.Type) -> ir.Value:
         """A `typ *` to the field `offset` bytes into `base` (an i8*)."""
@@ -177,7 +208,8 @@ class _Emitter:
         data = bytearray(text.encode() + b"\0")
         g = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(data)), name)
         g.global_constant, g.linkage = True, "private"
-        g.initializer = ir.Constant(g.value_type, data)
+        # GlobalVariable.__init__ sets `initializer = None`, which pyright takes as its only type
+        g.initializer = ir.Constant(g.value_type, data)  # pyright: ignore[reportAttributeAccessIssue]
         return self.b.bitcast(g, PTR)
 
 
@@ -261,6 +293,7 @@ class Ctx:
 
 def _futex(e: _Emitter, ctx: ir.Value, offset: int, op: int, value: ir.Value) -> None:
     """futex(ctx + offset, op, value): wait while the word is `value`, or wake `value` sleepers."""
+    assert e.process is not None, "the pool's futex calls need the process's syscall()"
     sc = ir.FunctionType(I64, [I64], var_arg=True)
     e.call_at(e.process.syscall, sc, [i64(SYS_FUTEX), e.field(ctx, offset, I32), i64(op), e.b.zext(value, I64),
                                       i64(0), i64(0), i64(0)])
@@ -622,6 +655,7 @@ def _guard_env(e: _Emitter, rec: _Words, miss: ir.Block) -> None:
 
 def _guard_arrays(e: _Emitter, rec: _Words, args: ir.Value, data: ir.Value, miss: ir.Block) -> None:
     b = e.b
+    assert e.process is not None, "the array guards compare with the process's numpy.ndarray"
     with e.loop(rec[Header.N_ARRAYS], "array") as a:
         at = rec.entry(Header.ARRAYS_AT, rec[Header.ARRAY_WORDS], a)
         obj = b.load(e.index(args, rec.at(at, ArrayEntry.ARG)))

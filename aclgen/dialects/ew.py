@@ -27,8 +27,10 @@ selects and conversions are exact.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     Float32Type,
     FloatAttr,
@@ -248,7 +250,7 @@ class ConstantOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
     @classmethod
-    def parse(cls, parser: Parser) -> "ConstantOp":
+    def parse(cls, parser: Parser) -> ConstantOp:
         negative = parser.parse_optional_punctuation("-") is not None
         number = parser.parse_optional_number()
         if number is None:  # non-finite floats print as nan / inf / -inf
@@ -262,7 +264,7 @@ class ConstantOp(IRDLOperation):
         parser.parse_punctuation(":")
         t = parser.parse_type()
         e = element(t)
-        attr = IntegerAttr(int(number), e) if isinstance(e, IntegerType) else FloatAttr(float(number), e)
+        attr = IntegerAttr(int(number), e) if isinstance(e, IntegerType) else FloatAttr(float(number), cast(AnyFloat, e))
         op = cls(attr, t)
         op.attributes.update(attrs)
         return op

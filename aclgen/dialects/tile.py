@@ -21,6 +21,8 @@ turns them into GEPs and loads/stores aligned to the element size.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from xdsl.dialects.builtin import BFloat16Type, IntAttr, IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
@@ -34,9 +36,9 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.traits import Pure
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from aclgen.dialects.ew import LAYOUTS, element, lanes
@@ -71,7 +73,7 @@ class ParamOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
     @classmethod
-    def parse(cls, parser: Parser) -> "ParamOp":
+    def parse(cls, parser: Parser) -> ParamOp:
         meta = parser.resolve_operand(parser.parse_unresolved_operand(), PTR)
         parser.parse_punctuation("[")
         index = parser.parse_integer(allow_boolean=False, allow_negative=False)
@@ -103,6 +105,11 @@ class OffsetOp(IRDLOperation):
 
 
 class _Access(IRDLOperation):
+    if TYPE_CHECKING:  # the fields LoadOp and StoreOp both define (IRDL rejects bare annotations here)
+        layout: StringAttr
+        elem: Attribute
+        deinterleaved: UnitAttr | None
+
     def _check(self, value_type: Attribute) -> None:
         if self.layout.data not in LAYOUTS:
             raise VerifyException(f"{self.name} layout must be one of {LAYOUTS}, got {self.layout.data!r}")
@@ -229,7 +236,7 @@ class AlignOffsetOp(IRDLOperation):
         printer.print_attribute(self.elem)
 
     @classmethod
-    def parse(cls, parser: Parser) -> "AlignOffsetOp":
+    def parse(cls, parser: Parser) -> AlignOffsetOp:
         row = parser.resolve_operand(parser.parse_unresolved_operand(), PTR)
         parser.parse_punctuation("[")
         col = parser.resolve_operand(parser.parse_unresolved_operand(), i64)

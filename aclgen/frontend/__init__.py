@@ -4,11 +4,12 @@ The DSL names come from the light `dsl` module; `trace` and `Value` (which need 
 tracer on first access.
 """
 
+from typing import TYPE_CHECKING
+
 from aclgen.frontend.dsl import (
     FormulaError,
     absolute,
     exp,
-    f32_const as f32,
     isnan,
     logical_and,
     logical_not,
@@ -17,6 +18,12 @@ from aclgen.frontend.dsl import (
     sigmoid,
     where,
 )
+from aclgen.frontend.dsl import (
+    f32_const as f32,
+)
+
+if TYPE_CHECKING:  # loaded on first access, by __getattr__
+    from aclgen.frontend.tracer import Value, trace
 
 
 def __getattr__(name: str):

@@ -2,8 +2,9 @@
 
 Operator files call `f32(...)` and name `select`, `exp`, ... at import time; a process that
 finds its kernels in the compile cache must not load xDSL for that. So this module holds the
-light part (constants, the error type) and forwards each DSL function to the tracer
-(aclgen/frontend/tracer.py), which is imported when a formula is first traced.
+light part (constants, the error type), and each DSL function forwards to the implementation
+its traced arguments carry: a tracer's `Value` class names its module as `dsl`
+(aclgen/frontend/tracer.py), so this module never imports the tracer.
 """
 
 from __future__ import annotations
@@ -31,15 +32,18 @@ def f32_const(value: float) -> Const:
     return Const(float(np.float32(value)), explicit=True)
 
 
-def _tracer():
-    from aclgen.frontend import tracer  # only while tracing: the compiler is loaded by then
-
-    return tracer
+def _traced(*xs):
+    """The DSL implementation of the first traced value among `xs`."""
+    for x in xs:
+        impl = getattr(type(x), "dsl", None)
+        if impl is not None:
+            return impl
+    raise FormulaError("a DSL function needs at least one traced value")
 
 
 def select(cond, a, b):
     """`a` where `cond` holds, else `b`, element by element; exact (no arithmetic)."""
-    return _tracer().select(cond, a, b)
+    return _traced(cond, a, b).select(cond, a, b)
 
 
 where = select
@@ -47,34 +51,34 @@ where = select
 
 def exp(x):
     """e ** x in f32 (a vectorized polynomial, <= 2 ulp)."""
-    return _tracer().exp(x)
+    return _traced(x).exp(x)
 
 
 def sigmoid(x):
     """1 / (1 + exp(-x)) in f32."""
-    return _tracer().sigmoid(x)
+    return _traced(x).sigmoid(x)
 
 
 def absolute(x):
     """|x| in f32 (also reachable as the builtin `abs(x)`)."""
-    return _tracer().absolute(x)
+    return _traced(x).absolute(x)
 
 
 def isnan(x):
     """A mask: x is NaN."""
-    return _tracer().isnan(x)
+    return _traced(x).isnan(x)
 
 
 def logical_and(a, b):
     """Both masks hold (also `a & b`)."""
-    return _tracer().logical_and(a, b)
+    return _traced(a, b).logical_and(a, b)
 
 
 def logical_or(a, b):
     """Either mask holds (also `a | b`)."""
-    return _tracer().logical_or(a, b)
+    return _traced(a, b).logical_or(a, b)
 
 
 def logical_not(a):
     """The mask does not hold (also `~a`)."""
-    return _tracer().logical_not(a)
+    return _traced(a).logical_not(a)

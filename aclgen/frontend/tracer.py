@@ -28,9 +28,10 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32, i1
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, f32, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from aclgen import dtypes
@@ -72,7 +73,7 @@ class Tracer:
             return "?"
         return f"{loc[0]}:{loc[1]}"
 
-    def emit(self, op: Operation, text: str) -> "Value":
+    def emit(self, op: Operation, text: str) -> Value:
         self.block.add_op(op)
         name = f"v{len(self.lines)}"
         self._names[op.results[0]] = name
@@ -124,13 +125,14 @@ def _fits(value: float, t: Attribute) -> bool:
 def _constant(value: float, t: Attribute) -> ew.ConstantOp:
     if isinstance(t, IntegerType):
         return ew.ConstantOp(IntegerAttr(int(value), t))
-    return ew.ConstantOp(FloatAttr(value, t))
+    return ew.ConstantOp(FloatAttr(value, cast(AnyFloat, t)))  # not an integer: a float type
 
 
 class Value:
     """A symbolic element of a formula (one element of a tensor, or a scalar parameter)."""
 
     __array_ufunc__ = None  # numpy ufuncs on a Value raise TypeError -> FormulaError
+    dsl = sys.modules[__name__]  # what aclgen.frontend.dsl's functions forward to
 
     def __init__(self, tracer: Tracer, ssa: SSAValue):
         self.tracer = tracer

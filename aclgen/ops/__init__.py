@@ -26,4 +26,8 @@ def __getattr__(name: str) -> Function:  # for type checkers: the operators are 
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["OPERATORS", "OperatorError", *OPERATORS]
+def __dir__() -> list[str]:
+    return sorted([*globals(), *OPERATORS])
+
+
+__all__ = ["OPERATORS", "OperatorError"]  # and every operator by its Python name (see __dir__)

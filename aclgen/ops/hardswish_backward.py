@@ -27,6 +27,7 @@ EXAMPLE = aclgen.Example(
     tuple("0 0.8333334 2.3333335 4.5 4 5 6 7".split()),
 )
 
+
 @aclgen.operator(
     "HardswishBackward",
     inputs=("gradOutput", "self"),

@@ -21,6 +21,7 @@ EXAMPLE = aclgen.Example(
     tuple("-0.2419007 0.7580993 1.7580993 1.050701 1.050701 1.050701 1.2580993 1.050701".split()),
 )
 
+
 @aclgen.operator(
     "SeluBackward",
     inputs=("gradOutput", "result"),

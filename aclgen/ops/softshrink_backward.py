@@ -36,6 +36,7 @@ EXAMPLE = aclgen.Example(
     tuple("0 0 0 3 0 5 6 7".split()),
 )
 
+
 @aclgen.operator(
     "SoftshrinkBackward",
     inputs=("gradOutput", "self"),

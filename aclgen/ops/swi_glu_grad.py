@@ -86,6 +86,7 @@ EXAMPLE = aclgen.Example(
     rtol=1e-5,
 )
 
+
 @aclgen.operator(
     "SwiGluGrad",
     inputs=("yGrad", "x"),

@@ -38,6 +38,7 @@ EXAMPLE = aclgen.Example(
     tuple("0 4.4 4.3 4.2".split()),
 )
 
+
 @aclgen.operator(
     "ThresholdBackward",
     inputs=("gradOutput", "self"),

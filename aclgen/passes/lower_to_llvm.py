@@ -26,10 +26,12 @@ variant when it has proved that the outputs overlap no input).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
@@ -117,7 +119,7 @@ class FuncLowering:
         elif isinstance(e, IntegerType):
             attr = IntegerAttr(int(value), e)
         else:
-            attr = FloatAttr(float(value), e)
+            attr = FloatAttr(float(value), cast(AnyFloat, e))  # not an integer: a float type
         return self.emit(llvm.ConstantOp(attr, t))
 
     def intrinsic(self, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
@@ -213,7 +215,8 @@ class FuncLowering:
     def lower(self, op: Operation) -> None:
         match op:
             case arith.ConstantOp():
-                self.values[op.result] = self.const(op.value.value.data, op.result.type)  # type: ignore
+                attr = cast("IntegerAttr | FloatAttr", op.value)  # the passes make scalar constants only
+                self.values[op.result] = self.const(attr.value.data, op.result.type)
             case ew.ConstantOp():
                 t = op.result.type
                 value = op.value.value.data
@@ -292,7 +295,7 @@ class FuncLowering:
             case tile.AlignOffsetOp():
                 self.values[op.result] = self.align_offset(op)
             case tile.SplatOp():
-                self.values[op.result] = self.splat(self.v(op.input), llvm_type(op.result.type))  # type: ignore
+                self.values[op.result] = self.splat(self.v(op.input), cast(VectorType, llvm_type(op.result.type)))
             case cf.BranchOp():
                 self.emit(llvm.BrOp(self.blocks[op.successor], *[self.v(a) for a in op.arguments]))
             case cf.ConditionalBranchOp():
@@ -380,7 +383,7 @@ class FuncLowering:
             x = self.emit(llvm.LoadOp(self._ptr(op), t, alignment=align))
         elif op.layout.data == "broadcast":
             one = self.from_memory(self.emit(llvm.LoadOp(self._ptr(op), elem, alignment=align)), op.elem)
-            return self.splat(one, llvm_type(rt))  # type: ignore
+            return self.splat(one, cast(VectorType, llvm_type(rt)))  # n is not None: a vector
         else:
             x = self.emit(llvm.UndefOp(t))
             for i, p in enumerate(self._lane_ptrs(op, n)):

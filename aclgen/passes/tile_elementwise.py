@@ -83,6 +83,7 @@ def _row_pointers(re: _Emitter, row: SSAValue, dims, strides, bases, views) -> l
         for k in range(rank - 1):
             term = re(arith.MuliOp(index[k], strides[o][k]))
             off = term if off is None else re(arith.AddiOp(off, term))
+        assert off is not None  # rank >= 2: at least one term
         rows.append(re(tile.OffsetOp(base, off, view.element_type)))
     return rows
 

@@ -49,8 +49,8 @@ from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, ModuleOp, UnitAttr,
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from aclgen.codegen.target import host
 from aclgen import dtypes
+from aclgen.codegen.target import host
 from aclgen.dialects import ew, tile
 
 

@@ -50,7 +50,7 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("op", "api", "values", "shape", "attrs")
+    __slots__ = ("api", "attrs", "op", "shape", "values")
 
     def __init__(self, op, args):
         self.op = op
@@ -74,22 +74,21 @@ class Call:
         t = self.values[name]
         if type(t) is AclTensor and not t.destroyed:
             return t
-        if t is None:
-            raise self.error(NULL, f"{name} is nullptr")
-        if type(t) is not AclTensor:
-            raise self.error(INVALID, f"{name} must be an aclTensor, got {type(t).__name__}")
-        raise self.error(INVALID, f"{name} was destroyed")
+        raise self._not_live(name, t, AclTensor, "an aclTensor")
 
     def scalar(self, name: str) -> AclScalar:
         """A live aclScalar: None -> 161001; another type or a destroyed scalar -> 161002."""
         s = self.values[name]
         if type(s) is AclScalar and not s.destroyed:
             return s
-        if s is None:
-            raise self.error(NULL, f"{name} is nullptr")
-        if type(s) is not AclScalar:
-            raise self.error(INVALID, f"{name} must be an aclScalar, got {type(s).__name__}")
-        raise self.error(INVALID, f"{name} was destroyed")
+        raise self._not_live(name, s, AclScalar, "an aclScalar")
+
+    def _not_live(self, name: str, value, kind: type, what: str) -> AclError:
+        if value is None:
+            return self.error(NULL, f"{name} is nullptr")
+        if type(value) is not kind:
+            return self.error(INVALID, f"{name} must be {what}, got {type(value).__name__}")
+        return self.error(INVALID, f"{name} was destroyed")
 
     def integer(self, name: str) -> int:
         """An int64_t attribute: a Python int (or an object with __index__), not a bool."""

@@ -23,15 +23,26 @@ class Staging:
     `patches`: (argument position, workspace byte offset) of kernel pointers into the
     workspace; `copies`: (workspace offset, output tensor) to copy back after the kernel."""
 
-    __slots__ = ("patches", "copies")
+    __slots__ = ("copies", "patches")
 
     def __init__(self, patches, copies):
         self.patches, self.copies = patches, copies
 
 
 class Executor:
-    __slots__ = ("api", "workspace_size", "call", "args", "numel", "staging", "tensors", "blocks", "repeatable",
-                 "state", "template")
+    __slots__ = (
+        "api",
+        "args",
+        "blocks",
+        "call",
+        "numel",
+        "repeatable",
+        "staging",
+        "state",
+        "template",
+        "tensors",
+        "workspace_size",
+    )
 
     def __init__(self, api, workspace_size, call, args, numel, staging, tensors, blocks, template=None):
         self.api: str = api

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,10 +45,66 @@ def _representable(a: np.ndarray) -> bool:
     return all((s >= 0 or n <= 1) and s % a.itemsize == 0 for n, s in zip(a.shape, a.strides))
 
 
+def _names(op, names: Sequence[str] | None) -> list[str]:
+    return list(names or [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars))])
+
+
+def _call_method(op, names: list[str]):
+    """`__call__(this, <inputs>, <scalars>, out=None)` with the operator's own parameters,
+    generated: the hot path (a replay of a recorded call) then packs no *args or **kwargs.
+
+        def __call__(this, grad_output, self, out=None):
+            if out.__class__ is ndarray:
+                done = this.replays.front(grad_output, self, out)
+                if done is not None:
+                    return done
+            elif out is None:
+                done = this.replays.front(grad_output, self, this.replays.front_empty())
+                if done is not None:
+                    return done
+            return this._slow((grad_output, self), (), out)
+    """
+    n_in = len(op.inputs)
+    defaults = {f"_default{k}": s.default for k, s in enumerate(op.scalars) if s.default is not inspect.Parameter.empty}
+    params = list(names[:n_in])
+    for k, name in enumerate(names[n_in:]):
+        params.append(f"{name}=_default{k}" if f"_default{k}" in defaults else name)
+    ins, scalars = names[:n_in], names[n_in:]
+    single = len(op.outputs) == 1
+
+    def tup(xs):
+        return "(" + "".join(f"{x}, " for x in xs) + ")"
+
+    args = ", ".join(names)
+    fast = (f"    if out.__class__ is _ndarray:\n"
+            f"        _done = this.replays.front({args}, out)\n"
+            f"        if _done is not None:\n"
+            f"            return _done\n"
+            f"    elif out is None:\n"
+            f"        _r = this.replays\n"
+            f"        _done = _r.front({args}, _r.front_empty())\n"
+            f"        if _done is not None:\n"
+            f"            return _done\n") if single else ""
+    source = (f"def __call__(this, {', '.join(params)}, out=None):\n{fast}"
+              f"    return this._slow({tup(ins)}, {tup(scalars)}, out)\n")
+    namespace = {"_ndarray": np.ndarray, **defaults}
+    exec(compile(source, f"<aclgen operator {op.python_name}>", "exec"), namespace)
+    return namespace["__call__"]
+
+
 class Function:
     """`op`'s Python face: `fn(*inputs, *scalars, out=None)`, parameters named `names`
     (default: CANN's names in snake_case); `dtypes` picks the variant `kernel` shows (default:
-    the first dtype of the default SoC profile for every input)."""
+    the first dtype of the default SoC profile for every input). Each operator's function is an
+    instance of its own subclass, whose `__call__` has the operator's exact signature."""
+
+    def __new__(cls, op, names: Sequence[str] | None = None, dtypes: Sequence[dt.DType] | None = None):
+        if cls is Function:
+            cls = type(f"Function[{op.python_name}]", (Function,), {"__call__": _call_method(op, _names(op, names))})
+        return object.__new__(cls)
+
+    if TYPE_CHECKING:  # each operator's subclass has its own, generated (`_call_method`)
+        def __call__(self, *args: Any, out: Any = None, **kwargs: Any) -> Any: ...
 
     def __init__(self, op, names: Sequence[str] | None = None, dtypes: Sequence[dt.DType] | None = None):
         self.op = op
@@ -55,11 +112,11 @@ class Function:
         self.__doc__ = op.doc or op.signature
         self.__module__ = getattr(op.formula, "__module__", __name__)
         self.__wrapped__ = op.formula
-        names = list(names or [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars))])
+        names = _names(op, names)
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = [inspect.Parameter(n, kind) for n in names[: len(op.inputs)]]
         params += [inspect.Parameter(n, kind, default=s.default) for n, s in zip(names[len(op.inputs) :], op.scalars)]
-        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+        params.append(inspect.Parameter("out", kind, default=None))
         self.__signature__ = inspect.Signature(params)
         self._n_in = len(op.inputs)
         self._n = self._n_in + len(op.scalars)
@@ -84,25 +141,24 @@ class Function:
     def __repr__(self) -> str:
         return f"<operator {self.op.python_name}{self.__signature__}: {self.op.signature}>"
 
-    def __call__(self, *args, out=None, **kwargs):
-        if kwargs or len(args) != self._n:
-            args = self._bind(args, kwargs)
-        n = self._n_in
-        done = self.replays.run(args[:n], args[n:], out)
+    def _slow(self, inputs: tuple, params: tuple, out):
+        """Past the front replay: the other recorded calls, then the full path."""
+        done = self.replays.run(inputs, params, out)
         if done is not None:
             return done
-        return self._call(args, out)
+        return self._call(inputs + params, out)
 
-    def replay(self, *args, out=None):
+    # `self` positional-only: an operator's input may be named `self` too (CANN's name)
+    def replay(self, /, *args, out=None, **kwargs):
         """Run only a recorded replay whose guards hold for these arguments: its result, or None
         (nothing ran). For tests and tools that ask whether a call takes the fast path."""
-        args = self._bind(args, {}) if len(args) != self._n else args
+        args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         return self.replays.run(args[: self._n_in], args[self._n_in :], out)
 
-    def empty_outputs(self, *args) -> list[np.ndarray]:
+    def empty_outputs(self, /, *args, **kwargs) -> list[np.ndarray]:
         """Uninitialized numpy outputs of the shapes and dtypes a call with `args` (inputs,
         then scalars) writes: what a call without `out` allocates."""
-        args = self._bind(args, {}) if len(args) != self._n else args
+        args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         ins = [_tensor(self.op.api, name, a) for name, a in zip(self.op.inputs, args[: self._n_in])]
         return [np.empty(dims, tensors.NUMPY_OF_CODE.get(code, np.float32)) for dims, code in self._infer(ins, args)]
 
@@ -124,10 +180,12 @@ class Function:
         values = [_scalar(s, v) for s, v in zip(op.scalars, args[n:])]
         foreign = next((a for a in args[:n] if a is not None and not isinstance(a, np.ndarray)
                         and hasattr(a, "__dlpack__")), None)
+        outs: list
         if out is None:
             outs = [np.empty(d, tensors.NUMPY_OF_CODE.get(code, np.float32)) for d, code in self._infer(ins, args)]
         else:
-            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            several = isinstance(out, (tuple, list)) and all(_is_array(o) for o in out)
+            outs = list(out) if several else [out]
             if len(outs) != len(op.outputs):
                 raise OperatorTypeError(f"{op.api}: out must be {len(op.outputs)} arrays "
                                         f"({', '.join(op.outputs)}), got {len(outs)}")
@@ -165,7 +223,7 @@ class Function:
                 dims = np.broadcast_shapes(*(t.view_dims for t in present))
             except ValueError:
                 pass  # the API names the broadcast failure
-        code = present[0].dtype
+        code: int = present[0].dtype
         if op.promote is not None and len(present) == len(ins) and all(t.dtype in C.KERNEL_DTYPE for t in ins):
             code = C.CODE_OF_DTYPE.get(op.result_dtype(*(C.KERNEL_DTYPE[t.dtype].name for t in ins)), code)
         return [(tuple(dims), code)] * len(op.outputs)
@@ -228,9 +286,13 @@ def _output(api_name: str, name: str, o):
     if isinstance(o, np.ndarray):
         target = o if _representable(o) else np.empty(o.shape, o.dtype)
         return target, _tensor(api_name, name, target)
-    if hasattr(o, "__dlpack__"):
+    if _is_array(o):  # another library's tensor, through DLPack
         return None, _tensor(api_name, name, o)
     raise OperatorTypeError(f"{api_name}: {name} must be a numpy array or a DLPack tensor, got {type(o).__name__}")
+
+
+def _is_array(o) -> bool:
+    return isinstance(o, np.ndarray) or hasattr(o, "__dlpack__")
 
 
 def _run(executor) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import ctypes
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ MAX_ALLOC = 1 << 46  # larger requests are refused outright instead of asking th
 class Block:
     """One allocation: [start, end) bytes; `freed` once `free` unregistered it."""
 
-    __slots__ = ("start", "size", "end", "buffer", "freed")
+    __slots__ = ("buffer", "end", "freed", "size", "start")
 
     def __init__(self, start: int, size: int, buffer: np.ndarray):
         self.start, self.size, self.end = start, size, start + size
@@ -162,7 +163,9 @@ def raw_view(addr: int, dims, strides, np_dtype: np.dtype, owner=None) -> np.nda
     if any(n == 0 for n in dims):
         return np.empty(tuple(dims), np_dtype)
     extent = (sum((n - 1) * s for n, s in zip(dims, strides)) + 1) * itemsize
-    buf = (ctypes.c_char * extent).from_address(addr)
+    # Any: it carries `_owner` (ctypes objects take attributes), and numpy's stubs for Python
+    # < 3.12 list the buffer types frombuffer takes without ctypes arrays
+    buf: Any = (ctypes.c_char * extent).from_address(addr)
     buf._owner = owner  # numpy keeps `buf` as the view's base, so this chain keeps memory alive
     flat = np.frombuffer(buf, np_dtype)
     return np.lib.stride_tricks.as_strided(

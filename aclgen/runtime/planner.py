@@ -65,7 +65,7 @@ class View:
 class Template:
     """The address-free part of a launch: kernel, launch record, where each pointer comes from."""
 
-    __slots__ = ("kernel", "call", "packed", "meta", "meta_ptr", "numel", "views", "plain")
+    __slots__ = ("call", "kernel", "meta", "meta_ptr", "numel", "packed", "plain", "views")
 
     def __init__(self, kernel, meta, numel: int, views: tuple[View, ...], threads: int):
         entry = native.entry(kernel)
@@ -83,15 +83,17 @@ class Template:
 
 
 class _Args:
-    """Where an operator's C arguments are: tensor, aclScalar and int positions (per operator)."""
+    """Where an operator's C arguments are (tensors, int attributes) and its API name: what the
+    memo of checked calls needs on every call, computed once per operator."""
 
-    __slots__ = ("n_in", "n_out", "tensors", "ints")
+    __slots__ = ("api", "ints", "n_in", "objects")
 
     def __init__(self, op):
         kinds = ["t"] * len(op.inputs) + [("i" if s.kind == "int" else "s") for s in op.scalars] + ["t"] * len(op.outputs)
-        self.n_in, self.n_out = len(op.inputs), len(op.outputs)
-        self.tensors = tuple(k for k, c in enumerate(kinds) if c == "t")
-        self.ints = frozenset(k for k, c in enumerate(kinds) if c == "i")
+        self.api: str = op.api
+        self.n_in = len(op.inputs)
+        self.ints = frozenset(k for k, c in enumerate(kinds) if c == "i")  # int64_t attributes
+        self.objects = tuple(k for k, c in enumerate(kinds) if c != "i")  # aclTensors and aclScalars
 
 
 _args: dict[object, _Args] = {}
@@ -106,21 +108,15 @@ def _layout(op) -> _Args:
     return a
 
 
-def _memo_key(op, gen: int, args: tuple) -> tuple | None:
-    """(operator, settings, an int's value or an acl object's serial per argument) or None."""
-    ints = _layout(op).ints
-    key = [op, gen]
-    for k, a in enumerate(args):
-        if k in ints:
-            if type(a) is not int:
-                return None
-            key.append(a)
-        else:
-            serial = getattr(a, "serial", None)
-            if serial is None:  # None or not an acl object: the full checks report it
-                return None
-            key.append(serial)
-    return tuple(key)
+def _memo_key(op, lay: _Args, gen: int, args: tuple) -> tuple | None:
+    """(operator, settings, per argument its serial (acl objects) or value (int attributes)), or
+    None when an argument is neither (the full checks report it)."""
+    try:
+        if not lay.ints:
+            return (op, gen, *[a.serial for a in args])
+        return (op, gen, *[(a if type(a) is int else None) if k in lay.ints else a.serial for k, a in enumerate(args)])
+    except AttributeError:  # None or not an acl object
+        return None
 
 
 def reuse(op, args: tuple) -> Executor | None:
@@ -132,15 +128,22 @@ def reuse(op, args: tuple) -> Executor | None:
     again. The memo keeps no reference to the objects: the executor takes them from this call."""
     if not MEMO or not _checked:
         return None
-    key = _memo_key(op, settings().generation, args)
-    hit = _checked.get(key) if key is not None else None
+    lay = _args.get(op) or _layout(op)
+    if lay.ints:
+        key = _memo_key(op, lay, settings().generation, args)
+        if key is None:
+            return None
+    else:  # the common case, inline
+        try:
+            key = (op, settings().generation, *[a.serial for a in args])
+        except AttributeError:  # None or not an acl object: the full checks report it
+            return None
+    hit = _checked.get(key)
     if hit is None:
         return None
-    ints = _layout(op).ints
-    objects, blocks = [], []
-    for k, a in enumerate(args):
-        if k in ints:
-            continue
+    objects = args if not lay.ints else tuple(args[k] for k in lay.objects)
+    blocks = []
+    for a in objects:
         if a.destroyed:
             return None
         b = a.block
@@ -148,9 +151,8 @@ def reuse(op, args: tuple) -> Executor | None:
             if b.freed:
                 return None
             blocks.append(b)
-        objects.append(a)
     call, kargs, numel = hit
-    return Executor(op.api, 0, call, kargs, numel, None, tuple(objects), tuple(blocks))
+    return Executor(lay.api, 0, call, kargs, numel, None, objects, tuple(blocks))
 
 
 def overlaps_badly(o: AclTensor, i: AclTensor) -> bool:
@@ -215,8 +217,8 @@ def build(call: checks.Call, args: tuple) -> Executor:
     else:
         workspace, kargs, staging = _bind(tpl, tensors, n_in)
     if staging is None and MEMO:
-        key = _memo_key(op, s.generation, args)
-        if key is not None:
+        key = _memo_key(op, lay, s.generation, args)
+        if key is not None and None not in key:
             if len(_checked) >= CACHE_LIMIT:
                 _checked.clear()
             _checked[key] = (tpl.call, kargs, tpl.numel)
@@ -253,6 +255,7 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
         for k, (t, st) in enumerate(zip(tensors[n_in:], staged), n_in)
     ]
     shape = call.shape
+    assert shape is not None  # aclgen.runtime.api checked that the check set it
     if op.kernel_operands is not None:
         shape, views_in, views_out = op.kernel_operands.views(views_in, views_out, call.attrs)
     views = (*views_in, *views_out)

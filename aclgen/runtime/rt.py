@@ -67,7 +67,7 @@ def synchronize_stream(stream) -> int:
     if stream is None:
         return C.ACL_SUCCESS
     s = _stream("synchronize_stream", stream)
-    if type(s) is int:
+    if isinstance(s, int):  # a failure's status
         return s
     error = s.synchronize()
     return C.ACL_SUCCESS if error is None else fail(*error)
@@ -78,7 +78,7 @@ def destroy_stream(stream) -> int:
     if stream is None:
         return fail(C.ACL_ERROR_INVALID_PARAM, "destroy_stream: the default stream cannot be destroyed")
     s = _stream("destroy_stream", stream)
-    if type(s) is int:
+    if isinstance(s, int):  # a failure's status
         return s
     error = s.destroy()
     return C.ACL_SUCCESS if error is None else fail(*error)

@@ -23,7 +23,7 @@ _INTS = {  # code -> (bits, signed)
 
 
 class AclScalar:
-    __slots__ = ("value", "dtype", "f32", "bits", "destroyed", "serial")
+    __slots__ = ("bits", "destroyed", "dtype", "f32", "serial", "value")
     block = None  # like a tensor without runtime memory (the planner's memo treats both alike)
 
     def __init__(self, value, dtype: int):

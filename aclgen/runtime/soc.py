@@ -10,16 +10,16 @@ from __future__ import annotations
 import os
 import threading
 
+from aclgen.declaration import DEFAULT_SOC, SOCS
 from aclgen.kernel import Options
 from aclgen.knobs import fingerprint, knobs
-from aclgen.declaration import DEFAULT_SOC, SOCS
 
 
 class Settings:
     """soc (profile name or an error text), kernel Options, thread count, and `generation`,
     which changes whenever the others do (plan caches key on it)."""
 
-    __slots__ = ("soc", "soc_error", "options", "threads", "generation")
+    __slots__ = ("generation", "options", "soc", "soc_error", "threads")
 
     def __init__(self, soc: str, soc_error: str | None, options: Options, threads: int, generation: int):
         self.soc, self.soc_error, self.options = soc, soc_error, options
@@ -59,12 +59,12 @@ def settings() -> Settings:
     """The current settings; re-derived only when an ACLGEN_* variable or the override changed."""
     global _fingerprint, _settings
     fp = _read_fingerprint()
-    if fp == _fingerprint:
-        return _settings
-    with _lock:
-        if fp != _fingerprint:
-            _settings = _derive()
-            _fingerprint = fp
+    if fp != _fingerprint:
+        with _lock:
+            if fp != _fingerprint:
+                _settings = _derive()
+                _fingerprint = fp
+    assert _settings is not None  # set before _fingerprint, which is no longer None
     return _settings
 
 

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from aclgen.runtime import constants as C
 from aclgen.runtime.errors import AclError
 
-_live: "set[Stream]" = set()
+_live: set[Stream] = set()
 _live_lock = threading.Lock()
 
 
 class Stream:
-    __slots__ = ("_queue", "_cond", "_pending", "_error", "_thread", "destroyed", "__weakref__")
+    __slots__ = ("__weakref__", "_cond", "_error", "_pending", "_queue", "_thread", "destroyed")
 
     def __init__(self):
         self._queue: collections.deque = collections.deque()

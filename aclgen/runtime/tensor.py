@@ -39,9 +39,25 @@ class AclTensor:
     """An aclTensor. Treat as immutable: the derived fields below are computed at creation."""
 
     __slots__ = (
-        "view_dims", "dtype", "strides", "offset", "format", "storage_dims", "data",
-        "owner", "block", "readonly", "destroyed", "serial",
-        "itemsize", "numel", "addr", "lo", "hi", "problem", "repeats",
+        "addr",
+        "block",
+        "data",
+        "destroyed",
+        "dtype",
+        "format",
+        "hi",
+        "itemsize",
+        "lo",
+        "numel",
+        "offset",
+        "owner",
+        "problem",
+        "readonly",
+        "repeats",
+        "serial",
+        "storage_dims",
+        "strides",
+        "view_dims",
     )
 
     def __init__(self, view_dims, dtype, strides, offset, format, storage_dims, data, owner=None, readonly=False):

@@ -77,7 +77,8 @@ def example_row(op: Operator, ex: Example) -> Row:
     check = f"SPEC example ok ({kind})" if problem is None else f"SPEC example MISMATCH: {problem}"
     compile_ms = None if compile_s is None else (compile_s - run_s) * 1e3
     dtype = str(np.asarray(outs[0]).dtype)
-    return Row(op.python_name, dtype, show_shape(np.shape(outs[0])), check, compile_ms, run_s * 1e6, problem is None)
+    first = np.asarray(outs[0])
+    return Row(op.python_name, dtype, show_shape(first.shape), check, compile_ms, run_s * 1e6, problem is None)
 
 
 def random_row(op: Operator, shape: tuple[int, ...], dtype, rng: np.random.Generator) -> Row:

@@ -1,0 +1,101 @@
+"""What a run of `aclgen bench` covers: operators, the (dtype, size) matrix, tools and parts,
+from the command line's words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from aclgen.tools import UsageError
+from aclgen.tools.bench.peers import TOOLS
+
+PARTS = ("table", "calls", "compile")
+DEFAULT_SIZES = "1K,64K,1M,16M"
+DEFAULT_DTYPES = "float32,float16,bfloat16"
+# Without --sizes and --dtypes: float32 at every size, the half types at 1M.
+DEFAULT_MATRIX = [("float32", n) for n in (1 << 10, 1 << 16, 1 << 20, 1 << 24)] + [
+    ("float16", 1 << 20),
+    ("bfloat16", 1 << 20),
+]
+
+
+@dataclass
+class Config:
+    ops: list = field(default_factory=list)  # declared operators (default: the built-ins)
+    matrix: list[tuple[str, int]] = field(default_factory=lambda: list(DEFAULT_MATRIX))
+    tools: list[str] = field(default_factory=lambda: list(TOOLS))
+    parts: list[str] = field(default_factory=lambda: list(PARTS))
+    rounds: int = 7
+    target_s: float = 0.02
+    compile_reps: int = 3
+    progress: Callable[[str], None] | None = None
+
+
+def parse_size(text: str) -> int:
+    """`1K` = 1024, `64k`, `1M` = 2**20, `16M`, `1G`, or a plain number of elements."""
+    t = text.strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    digits = t[:-1] if scale > 1 else t
+    try:
+        n = int(digits) * scale
+    except ValueError:
+        raise UsageError(f"bad size {text!r}: write elements like 1024, 1K, 64K, 1M, 16M") from None
+    if n < 2:
+        raise UsageError(f"bad size {text!r}: need at least 2 elements")
+    return n
+
+
+def size_label(n: int) -> str:
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+def _list(spec: str) -> list[str]:
+    return [s.strip() for s in spec.split(",") if s.strip()]
+
+
+def matrix(sizes: str | None, dtypes: str | None) -> list[tuple[str, int]]:
+    """(dtype name, size) pairs to run: the default matrix unless a list was given, else the
+    product of the two lists."""
+    from aclgen import dtypes as dt
+
+    if sizes is None and dtypes is None:
+        return list(DEFAULT_MATRIX)
+    names = []
+    for name in _list(dtypes or DEFAULT_DTYPES):
+        try:
+            d = dt.dtype(name)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if not d.is_float:
+            raise UsageError(f"--dtypes: {d.name}: the benchmark covers the float types (float32, float16, bfloat16)")
+        names.append(d.name)
+    return [(d, n) for d in names for n in (parse_size(s) for s in _list(sizes or DEFAULT_SIZES))]
+
+
+def operators(names: Sequence[str]) -> list:
+    """The operators `names` resolve to (built-in or aclnn names, FILE.py:NAME); the built-ins
+    when none is named."""
+    from aclgen.tools.operators import builtins, find
+
+    return [find(name) for name in names] if names else builtins()
+
+
+def tools(spec: str | None) -> list[str]:
+    if spec is None:
+        return list(TOOLS)
+    chosen = _list(spec)
+    for t in chosen:
+        if t not in TOOLS:
+            raise UsageError(f"--tools: unknown tool {t!r}; known: {', '.join(TOOLS)}")
+    return ["aclgen"] + [t for t in TOOLS[1:] if t in chosen]  # aclgen is what is measured
+
+
+def parts(spec: str | None) -> list[str]:
+    chosen: list[str] = _list(spec) if spec is not None else list(PARTS)
+    for p in chosen:
+        if p not in PARTS:
+            raise UsageError(f"--parts: unknown part {p!r}; known: {', '.join(PARTS)}")
+    return chosen

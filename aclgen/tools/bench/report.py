@@ -1,0 +1,199 @@
+"""What `aclgen bench` prints and writes: the markdown tables, the plot, and the description of
+the machine and the versions that a result carries."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+
+from aclgen.tools import UsageError
+from aclgen.tools.bench.peers import TOOLS
+from aclgen.tools.bench.timing import CALLS_OP
+
+
+def versions() -> dict[str, str | None]:
+    """The versions of Python, aclgen, its dependencies and the peers (None: not installed)."""
+    import importlib.metadata as md
+
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in ("aclgen", "numpy", "llvmlite", "xdsl", "torch", "numba", "matplotlib"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def machine() -> dict:
+    """The CPU, its cores and vector features, the OS, the LLVM target and aclgen's knobs."""
+    cpu = platform.processor() or platform.machine()
+    flags: set[str] = set()
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name") and cpu in ("", platform.machine()):
+                cpu = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    info = {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "features": [f for f in ("avx2", "fma", "f16c", "avx512f", "avx512bf16") if f in flags],
+        "os": platform.platform(),
+    }
+    with contextlib.suppress(Exception):
+        from aclgen.codegen.target import host
+
+        info["llvm_cpu"] = host().cpu
+        info["f32_lanes"] = host().f32_lanes
+    with contextlib.suppress(Exception):
+        from aclgen.knobs import knobs
+
+        info["aclgen_knobs"] = knobs().as_dict()
+    return info
+
+
+def fmt_us(us: float | None) -> str:
+    if us is None:
+        return "-"
+    return f"{us:,.0f}" if us >= 1000 else f"{us:.1f}" if us >= 10 else f"{us:.2f}"
+
+
+def _fmt(v: float | None, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def summary(part: str, numbers: dict) -> str:
+    """The progress line of the calls or the compile part."""
+    if part == "calls":
+        return ", ".join(f"{c['name']} {c['us']:.2f} us" for c in numbers["rows"])
+    return ", ".join(f"{c['tool']} {c['op']} {c['ms']:.0f} ms" for c in numbers["aclgen"] + numbers["peers"])
+
+
+def markdown(result: dict, every_tool: bool = True) -> str:
+    """The markdown tables; `every_tool=False` leaves out the table of every tool's time."""
+    lines: list[str] = []
+    m = result["machine"]
+    v = result["versions"]
+    peers = ", ".join(f"{k} {v[k]}" for k in ("numpy", "torch", "numba") if v.get(k))
+    load = result.get("load_average")
+    load_text = f"; load average {load['start']:.1f} at the start, {load['end']:.1f} at the end" if load and "end" in load else ""
+    lines.append(f"aclgen bench, {result['date']}: {m['cpu']}, {m['cores']} cores ({', '.join(m['features'])}); "
+                 f"{peers}; {result['rounds']} interleaved round{'s' if result['rounds'] != 1 else ''}, median per tool{load_text}")
+    rows = result.get("rows", [])
+    if rows:
+        lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × | × of minima | aclgen GB/s | of triad | best peer of triad |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            if r["error"]:
+                lines.append(f"| {r['op']} | {r['dtype']} | {r['size_label']} | error: {r['error']} |")
+                continue
+            frac = r["triad_fraction"]
+            best = r["best_peer"]
+            lines.append(
+                f"| {r['op']} | {r['dtype']} | {r['size_label']} | {fmt_us(r['us'].get('aclgen'))} | {best or '-'} | "
+                f"{fmt_us(r['best_peer_us'])} | {_fmt(r['ratio'], '.2f')} | {_fmt(r.get('ratio_of_minima'), '.2f')} | "
+                f"{_fmt(r['gbps'].get('aclgen'), '.1f')} | "
+                f"{_fmt(frac.get('aclgen'), '.2f')} | {_fmt(frac.get(best) if best else None, '.2f')} |"
+            )
+        lines += ["", "× = best peer's median µs / aclgen's (> 1: aclgen is faster); × of minima = the same from each "
+                  "tool's fastest round (less hurt by other load); GB/s = (inputs + output bytes) / median time; "
+                  "of triad = GB/s / the triad's GB/s at the same bytes, measured in the same rounds."]
+        used = [t for t in TOOLS if any(t in r["us"] for r in rows)] if every_tool else []
+        lines += [] if not used else ["", "Median µs per call, every tool (triad: GB/s of the best triad at the row's bytes):", "",
+                  "| op | dtype | size | " + " | ".join(used) + " | triad GB/s |",
+                  "|---|---|---|" + "---|" * (len(used) + 1)]
+        for r in rows if used else []:
+            cells = [fmt_us(r["us"].get(t)) + (" ≠" if t in r["mismatch"] else "") for t in used]
+            lines.append(f"| {r['op']} | {r['dtype']} | {r['size_label']} | " + " | ".join(cells)
+                         + f" | {_fmt(r['triad_gbps'], '.1f')} ({(r['triad_tool'] or '-').removeprefix('triad ')}) |")
+        skipped: dict[str, set[str]] = {}  # reason -> tools
+        for r in rows:
+            for t, why in r["skipped"].items():
+                skipped.setdefault(why, set()).add(t)
+        notes = sorted(f"{', '.join(t for t in TOOLS if t in tools)}: {why}" for why, tools in skipped.items())
+        bad = [f"{r['op']} {r['dtype']} {r['size_label']} {t}: {why}" for r in rows for t, why in r["mismatch"].items()]
+        if notes:
+            lines += ["", "Skipped: " + "; ".join(notes)]
+        if bad:
+            lines += ["", "Results that differ from aclgen's (marked ≠, not counted as best peer):"] + [f"  {b}" for b in bad]
+    calls = result.get("calls")
+    if calls:
+        lines += ["", f"Small calls ({calls['op']}, {calls['size']} {calls['dtype']}):", "",
+                  "| call | median µs |", "|---|---|"]
+        for c in calls["rows"]:
+            lines.append(f"| {c['name']} | {c['us']:.2f} |")
+    comp = result.get("compile")
+    if comp:
+        lines += ["", f"Compile times (a new variant, cold; peers: a fresh function, {CALLS_OP} float32):", "",
+                  "| tool | op | median ms |", "|---|---|---|"]
+        for c in comp["aclgen"] + comp["peers"]:
+            lines.append(f"| {c['tool']} | {c['op']} | {c['ms']:.0f} |")
+        ws = comp.get("warm_start") or {}
+        if "error" in ws:
+            lines.append(f"\nFresh process: failed: {ws['error']}")
+        elif ws:
+            c, w = ws["cold_cache"], ws["warm_cache"]
+            lines.append(f"\nFresh process, `import aclgen` to the end of its first call: {c['ms']:.0f} ms with an empty "
+                         f"disk cache, {w['ms']:.0f} ms with the kernels on disk (median of {len(w.get('samples_ms', [0]))} "
+                         f"processes; xDSL imported: {w['xdsl_imported']}).")
+    for part, why in (result.get("errors") or {}).items():
+        lines += ["", f"The {part} part failed: {why}"]
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: dict, path: str) -> None:
+    """GB/s against bytes per call, one panel per operator: a colour per tool, a marker per dtype
+    (float32 sizes joined by a line), the triad as the dashed memory limit."""
+    # optional (the [bench] extra), so not installed where the package is type-checked
+    import matplotlib  # pyright: ignore[reportMissingImports]
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # pyright: ignore[reportMissingImports]
+    from matplotlib.lines import Line2D  # pyright: ignore[reportMissingImports]
+
+    rows = [r for r in result["rows"] if not r["error"]]
+    ops_ = list(dict.fromkeys(r["op"] for r in rows))
+    if not ops_:
+        raise UsageError("--plot: no rows to plot")
+    colors: dict[str, str] = dict(zip(TOOLS, ("tab:blue", "tab:gray", "tab:orange", "tab:red", "tab:green", "tab:purple")))
+    markers = {"float32": "o", "float16": "s", "bfloat16": "^"}
+    cols = min(3, len(ops_))
+    nrows = (len(ops_) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.8 * nrows + 0.8), squeeze=False)
+    for ax, op in zip(axes.ravel(), ops_):
+        mine = [r for r in rows if r["op"] == op]
+        for tool in TOOLS:
+            for dtype, marker in markers.items():
+                pts = sorted((r["bytes"], r["gbps"][tool]) for r in mine if r["dtype"] == dtype and r["gbps"].get(tool))
+                if pts:
+                    xs, ys = zip(*pts)
+                    ax.plot(xs, ys, marker=marker, color=colors[tool], linestyle="-" if dtype == "float32" else "none",
+                            linewidth=2.4 if tool == "aclgen" else 1.0, markersize=6 if tool == "aclgen" else 4)
+        tri = sorted({(r["bytes"], r["triad_gbps"]) for r in mine if r["triad_gbps"] and r["dtype"] == "float32"})
+        if tri:
+            xs, ys = zip(*tri)
+            ax.plot(xs, ys, "k--", linewidth=1.5)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(op, fontsize=10)
+        ax.set_xlabel("bytes moved per call (inputs + output)")
+        ax.set_ylabel("GB/s")
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in axes.ravel()[len(ops_):]:
+        ax.set_visible(False)
+    used = [t for t in TOOLS if any(r["gbps"].get(t) for r in rows)]
+    handles = [Line2D([], [], color=colors[t], linewidth=2.4 if t == "aclgen" else 1.2, label=t) for t in used]
+    handles += [Line2D([], [], color="k", linestyle="--", label="triad a = b + s·c (float32)")]
+    handles += [Line2D([], [], color="k", marker=m, linestyle="none", label=d) for d, m in markers.items()
+                if any(r["dtype"] == d for r in rows)]
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False)
+    m = result["machine"]
+    fig.suptitle(f"aclgen bench {result['date'][:16]}: {m['cpu']}, {m['cores']} cores, median of "
+                 f"{result['rounds']} interleaved rounds", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
