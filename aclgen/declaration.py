@@ -67,6 +67,14 @@ class Scalar:
     def is_kernel_param(self) -> bool:
         return self.kind != "int"
 
+    @property
+    def sample(self):
+        """The value tools (`aclgen run`, `demo`, `bench`) give it when none is asked for: its
+        default, else 0.5 (an aclScalar) or 0 (an int attribute)."""
+        if self.default is not REQUIRED:
+            return self.default
+        return 0 if self.kind == "int" else 0.5
+
 
 @dataclass(frozen=True)
 class Example:

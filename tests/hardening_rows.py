@@ -12,7 +12,6 @@ import numpy as np
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
-from aclgen.declaration import REQUIRED
 from aclgen.tools.run import input_shapes
 from tests import declared_ops
 from tests import reference as ref
@@ -63,7 +62,7 @@ def args(op, g=None, x=None, out=None, p="default"):
         ins[0] = g
     if x is not None:
         ins[-1] = x
-    scalars = [(0 if s.default is REQUIRED else s.default) if s.kind == "int" else sc(0.5) for s in o.scalars]
+    scalars = [s.sample if s.kind == "int" else sc(s.sample) for s in o.scalars]
     if scalars and p != "default":
         scalars[0] = p
     outs = [t((4, 4)) for _ in o.outputs]

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from aclgen import dtypes as dt
-from aclgen.declaration import REQUIRED, Operator
+from aclgen.declaration import Operator
 from aclgen.knobs import overridden
 from aclgen.runtime.function import function_of
 
 # The reference build: the same formula with no vectorization, no LLVM optimization and one tile,
 # so it shares nothing with the fast build but the traced formula and dtype legalization.
 REFERENCE_ENV = {"ACLGEN_VECTOR_WIDTH": "1", "ACLGEN_OPT_LEVEL": "0", "ACLGEN_TILE_SIZE": str(1 << 40)}
-SCALAR_VALUE = 0.5  # an aclScalar parameter's value in random cases (`--param NAME=VALUE` overrides)
 
 
 @dataclass
@@ -78,15 +77,10 @@ def input_shapes(op: Operator, shape: tuple[int, ...]) -> list[tuple[int, ...]]:
 
 def make_case(op: Operator, shape: tuple[int, ...], dtype: dt.DType, rng: np.random.Generator,
               params: dict | None = None) -> Case:
-    """Random inputs of `op` in `dtype` for outputs of `shape`; aclScalars from `params` or
-    SCALAR_VALUE, int attributes at their defaults."""
+    """Random inputs of `op` in `dtype` for outputs of `shape`; scalars from `params` or their
+    `Scalar.sample` (aclScalars 0.5, int attributes their defaults)."""
     params = params or {}
-    values = []
-    for s in op.scalars:
-        if s.kind == "int":
-            values.append(0 if s.default is REQUIRED else s.default)
-        else:
-            values.append(params.get(s.name, SCALAR_VALUE))
+    values = [params.get(s.name, s.sample) for s in op.scalars]
     specials = [v for s, v in zip(op.scalars, values) if s.kind != "int"]
     tensors = [random_array(s, dtype, rng, specials) for s in input_shapes(op, shape)]
     args = [*tensors, *values]

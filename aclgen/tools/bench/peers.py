@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aclgen import dtypes as dt
-from aclgen.declaration import REQUIRED, Operator
+from aclgen.declaration import Operator
 from aclgen.runtime.function import function_of
 from aclgen.tools import run
 
@@ -48,9 +48,9 @@ def output_shape(op: Operator, n: int) -> tuple[int]:
 
 
 def scalar_values(op: Operator) -> list:
-    """The Python call's scalars as `aclgen run` sets them: aclScalars at run.SCALAR_VALUE, int
-    attributes at their defaults (SwiGluGrad's dim = -1)."""
-    return [(0 if s.default is REQUIRED else s.default) if s.kind == "int" else run.SCALAR_VALUE for s in op.scalars]
+    """The Python call's scalars as `aclgen run` sets them (`Scalar.sample`: aclScalars 0.5, int
+    attributes at their defaults, SwiGluGrad's dim = -1)."""
+    return [s.sample for s in op.scalars]
 
 
 @dataclass
