@@ -7,7 +7,10 @@ new operator everywhere (aclgen.aclnn, the CLI, the C SDK, the tests).
 """
 
 import importlib
+import importlib.util
+import os
 import pkgutil
+import sys
 
 from aclgen.declaration import Operator, registered
 from aclgen.runtime.errors import OperatorError
@@ -22,6 +25,30 @@ OPERATORS: dict[str, Operator] = {
 globals().update({name: function_of(op) for name, op in OPERATORS.items()})
 
 
+_loaded: dict[str, list[Operator]] = {}  # real path -> the operators that file declared
+
+
+def load(path: str) -> list[Operator]:
+    """Import a user's Python file of `@aclgen.operator` declarations (once per process) and
+    return the operators it declares. FileNotFoundError when there is no such file; the
+    module's own errors (DeclarationError, SyntaxError, ...) propagate."""
+    real = os.path.realpath(path)
+    if real in _loaded:
+        return _loaded[real]
+    if not os.path.isfile(real):
+        raise FileNotFoundError(f"cannot read {path}: no such file")
+    name = "aclgen_user_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(real))[0])
+    spec = importlib.util.spec_from_file_location(name, real)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    declared = [op for op in registered().values() if os.path.realpath(op.source[0]) == real]
+    _loaded[real] = declared
+    return declared
+
+
 def __getattr__(name: str) -> Function:  # for type checkers: the operators are set above
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -30,4 +57,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *OPERATORS])
 
 
-__all__ = ["OPERATORS", "OperatorError"]  # and every operator by its Python name (see __dir__)
+__all__ = ["OPERATORS", "OperatorError", "load"]  # and every operator by its Python name (see __dir__)

@@ -8,11 +8,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-
-from aclgen.declaration import Operator, lookup, registered
+from aclgen.declaration import Operator, lookup
 from aclgen.tools import UsageError
 
 
@@ -20,28 +16,14 @@ class NotFound(UsageError):
     """An operator name or file that does not resolve; the message says what is known."""
 
 
-_loaded: dict[str, list[Operator]] = {}  # real path -> the operators it declared
-
-
 def load(path: str) -> list[Operator]:
-    """Import the Python file at `path` (once per process) and return the operators it declares."""
-    real = os.path.realpath(path)
-    if real in _loaded:
-        return _loaded[real]
-    if not os.path.isfile(real):
-        raise NotFound(f"cannot read {path}: no such file")
-    import aclgen.ops  # noqa: F401  (the built-ins first: a file that reuses a built-in's name is refused)
+    """The operators the Python file at `path` declares (imported once per process)."""
+    from aclgen import ops
 
-    name = "aclgen_user_" + "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(real))[0])
-    spec = importlib.util.spec_from_file_location(name, real)
-    if spec is None or spec.loader is None:
-        raise NotFound(f"cannot import {path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    ops = [op for op in registered().values() if os.path.realpath(op.source[0]) == real]
-    _loaded[real] = ops
-    return ops
+    try:
+        return ops.load(path)
+    except (FileNotFoundError, ImportError) as exc:
+        raise NotFound(str(exc)) from None
 
 
 def builtins() -> list[Operator]:

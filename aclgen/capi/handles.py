@@ -1,0 +1,76 @@
+"""The pointers C programs hold: opaque handles, each looked up before anything uses it.
+
+An `aclTensor*`, `aclScalar*`, `aclOpExecutor*` or `aclrtStream` handed to C is not the address
+of anything: it is a number this module made up and maps to the runtime object. C code never
+dereferences it (the types are opaque), so a wrong one can only come back to us, where it is
+looked up: a live handle gives its object; one destroyed or consumed a while ago gives the dead
+object (the runtime then reports "was destroyed", "was already run"); anything else, a handle
+of another kind included, gives an `UnknownPointer`, which every check rejects as a wrong type.
+Nothing is ever read through a pointer the caller passed as a handle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+
+DEAD_KEPT = 1 << 14  # dead handles remembered per kind (older ones read as unknown pointers)
+
+
+class UnknownPointer:
+    """A pointer aclgen never returned as a handle of the expected kind (or long dead)."""
+
+    __slots__ = ("address",)
+    destroyed = False
+    block = None
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def __repr__(self) -> str:
+        return f"UnknownPointer(0x{self.address:x})"
+
+
+class Handles:
+    """The live and recently dead objects of one kind, by handle. Handles are distinct per kind
+    (`tag` in bits 40-47) and never reused."""
+
+    def __init__(self, tag: int):
+        self._base = 0x7A00_0000_0000 | (tag << 40)
+        self._serial = itertools.count(1)
+        self._live: dict[int, object] = {}
+        self._dead: OrderedDict[int, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, obj) -> int:
+        handle = self._base + next(self._serial) * 64
+        self._live[handle] = obj
+        return handle
+
+    def get(self, handle: int):
+        """The object of a live handle, the dead object of a recently dead one, else an
+        UnknownPointer (never None: the caller decides what NULL means)."""
+        obj = self._live.get(handle)
+        if obj is not None:
+            return obj
+        obj = self._dead.get(handle)
+        return obj if obj is not None else UnknownPointer(handle)
+
+    def kill(self, handle: int, dead) -> None:
+        """Forget a live handle; `dead` (the object, stripped of what it kept alive) answers
+        for it from now on."""
+        with self._lock:
+            self._live.pop(handle, None)
+            self._dead[handle] = dead
+            if len(self._dead) > DEAD_KEPT:
+                self._dead.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+
+tensors = Handles(1)
+scalars = Handles(2)
+executors = Handles(3)
+streams = Handles(4)

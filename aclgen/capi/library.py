@@ -1,0 +1,426 @@
+"""The C ABI's Python side: each exported function of the SDK's library, on the same runtime as
+`aclgen.acl` and `aclgen.aclnn` (so C and Python return the same codes and messages).
+
+The embedding module (aclgen/capi/build.py) calls `install(ffi, lib, op_files)` once, from its
+init code, in the first C call's thread. Arguments arrive as Python ints (every pointer is an
+`intptr_t` on the module's side, see aclgen/capi/abi.py); handles are looked up in
+aclgen/capi/handles.py before anything uses them; out-parameters are written through the
+module's small C helpers (`aclgen_put_*`). A failure leaves its message for the C-level
+`aclGetRecentErrMsg` (thread-local, in the module's C source); an exception escaping into C
+would read as success, so every function is guarded and reports it as an internal error.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+from aclgen import ops
+from aclgen.capi import abi
+from aclgen.capi.handles import UnknownPointer, executors, scalars, streams, tensors
+from aclgen.declaration import lookup
+from aclgen.runtime import api, rt
+from aclgen.runtime import constants as C
+from aclgen.runtime.errors import fail, recent
+from aclgen.runtime.executor import CONSUMED, DESTROYED, Executor, execute
+
+MAX_DIMS = 1024  # longer dims arrays are refused before they are read (a garbage count, not a shape)
+INVALID, NULL, INNER_NULL = C.ACL_ERROR_INVALID_PARAM, C.ACLNN_ERR_PARAM_NULLPTR, C.ACLNN_ERR_INNER_NULLPTR
+_ffi = _lib = None
+_initialized = False
+
+# aclCreateScalar: how to read one value of each dtype at a C pointer
+_SCALAR_READS: dict[int, tuple[str, Callable]] = {
+    C.ACL_FLOAT: ("float", float), C.ACL_DOUBLE: ("double", float),
+    C.ACL_FLOAT16: ("uint16_t", lambda v: float(np.uint16(v).view(np.float16))),
+    C.ACL_BF16: ("uint16_t", lambda v: float(np.uint16(v).view(ml_dtypes.bfloat16))),
+    C.ACL_INT8: ("int8_t", int), C.ACL_INT16: ("int16_t", int), C.ACL_INT32: ("int32_t", int),
+    C.ACL_INT64: ("int64_t", int), C.ACL_UINT8: ("uint8_t", int), C.ACL_UINT16: ("uint16_t", int),
+    C.ACL_UINT32: ("uint32_t", int), C.ACL_UINT64: ("uint64_t", int), C.ACL_BOOL: ("uint8_t", bool),
+}
+
+
+def _report(status: int) -> int:
+    """Hand a failure's message (this thread's, from the runtime) to aclGetRecentErrMsg."""
+    if status:
+        assert _lib is not None
+        _lib.aclgen_set_error(recent().encode("utf-8", "replace"))
+    return status
+
+
+def _guarded(fn: Callable, internal: int) -> Callable:
+    """`fn` that never raises into C: an exception is an internal error with its message."""
+
+    @functools.wraps(fn)
+    def call(*args):
+        try:
+            return fn(*args)
+        except Exception as exc:  # a bug of ours, reported as one
+            name = fn.__name__
+            return _report(fail(internal, f"{name}: internal error: {type(exc).__name__}: {exc}")) if internal else 0
+
+    return call
+
+
+def _string(p: int) -> str | None:
+    assert _ffi is not None
+    return _ffi.string(_ffi.cast("char *", p)).decode("utf-8", "replace") if p else None
+
+
+def _int64s(p: int, n: int) -> list[int]:
+    assert _ffi is not None
+    return list(_ffi.unpack(_ffi.cast("int64_t *", p), n)) if n else []
+
+
+# ------------------------------------------------------------------------------------ runtime
+
+
+def aclInit(config_path: int) -> int:
+    global _initialized
+    ret = acl.init(_string(config_path))
+    if ret == 0 and _initialized:
+        return _report(fail(C.ACL_ERROR_REPEAT_INITIALIZE, "aclInit: already initialized (harmless)"))
+    _initialized = _initialized or ret == 0
+    return _report(ret)
+
+
+def aclFinalize() -> int:
+    global _initialized
+    _initialized = False
+    return _report(acl.finalize())
+
+
+def aclrtSetDevice(device_id: int) -> int:
+    return _report(rt.set_device(device_id))
+
+
+def aclrtResetDevice(device_id: int) -> int:
+    return _report(rt.reset_device(device_id))
+
+
+def _out(name: str, p: int) -> int:
+    """0 when out-parameter `p` is usable, else the runtime's INVALID_PARAM for NULL."""
+    return 0 if p else _report(fail(INVALID, f"{name} is nullptr"))
+
+
+def aclrtGetDevice(p: int) -> int:
+    if _out("aclrtGetDevice: deviceId", p):
+        return INVALID
+    device, ret = rt.get_device()
+    if ret == 0:
+        _lib.aclgen_put_i32(p, device)
+    return _report(ret)
+
+
+def aclrtGetDeviceCount(p: int) -> int:
+    if _out("aclrtGetDeviceCount: count", p):
+        return INVALID
+    count, ret = rt.get_device_count()
+    _lib.aclgen_put_u32(p, count)
+    return _report(ret)
+
+
+def aclrtSynchronizeDevice() -> int:
+    return _report(rt.synchronize_device())
+
+
+def aclrtGetRunMode(p: int) -> int:
+    if _out("aclrtGetRunMode: runMode", p):
+        return INVALID
+    _lib.aclgen_put_i32(p, abi.RUN_MODES["ACL_HOST"])  # the program runs on the host that is the device
+    return 0
+
+
+def aclrtCreateStream(p: int) -> int:
+    if _out("aclrtCreateStream: stream", p):
+        return INVALID
+    stream, ret = rt.create_stream()
+    if ret == 0:
+        _lib.aclgen_put_ptr(p, streams.add(stream))
+    return _report(ret)
+
+
+def aclrtDestroyStream(handle: int) -> int:
+    stream = streams.get(handle) if handle else None
+    ret = rt.destroy_stream(stream)
+    if getattr(stream, "destroyed", False) and not isinstance(stream, UnknownPointer):
+        streams.kill(handle, stream)  # destroyed even when it reports a failure of its queued work
+    return _report(ret)
+
+
+def aclrtSynchronizeStream(handle: int) -> int:
+    return _report(rt.synchronize_stream(streams.get(handle) if handle else None))
+
+
+def aclrtMalloc(p: int, size: int, policy: int) -> int:
+    if _out("aclrtMalloc: devPtr", p):
+        return INVALID
+    address, ret = rt.malloc(size, policy)
+    if ret == 0:
+        _lib.aclgen_put_ptr(p, address)
+    return _report(ret)
+
+
+def aclrtFree(p: int) -> int:
+    if not p:
+        return _report(fail(INVALID, "aclrtFree: devPtr is nullptr"))
+    return _report(rt.free(p))
+
+
+def aclrtMemcpy(dst: int, dest_max: int, src: int, count: int, kind: int) -> int:
+    if count == 0:
+        return 0
+    if not dst or not src:
+        return _report(fail(INVALID, f"aclrtMemcpy: {'dst' if not dst else 'src'} is nullptr"))
+    return _report(rt.memcpy(dst, dest_max, src, count, kind))
+
+
+def aclrtMemset(p: int, max_count: int, value: int, count: int) -> int:
+    if count == 0:
+        return 0
+    if not p:
+        return _report(fail(INVALID, "aclrtMemset: devPtr is nullptr"))
+    return _report(rt.memset(p, max_count, value & 0xFF, count))  # as C's memset: the low byte
+
+
+# ------------------------------------------------------------------------ tensors and scalars
+
+
+def aclCreateTensor(view_dims: int, n: int, dtype: int, stride: int, offset: int, fmt: int,
+                    storage_dims: int, storage_n: int, data: int) -> int:
+    if (not view_dims and n) or (not storage_dims and storage_n):
+        what = "viewDims" if not view_dims and n else "storageDims"
+        _report(fail(NULL, f"aclCreateTensor: {what} is nullptr but its count is not 0"))
+        return 0
+    if n > MAX_DIMS or storage_n > MAX_DIMS:
+        _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"aclCreateTensor: {max(n, storage_n)} dims, at most {MAX_DIMS}"))
+        return 0
+    dims = _int64s(view_dims, n)
+    strides = _int64s(stride, n) if stride else None
+    t = acl.create_tensor(dims, dtype, strides, offset, fmt, _int64s(storage_dims, storage_n), data or None)
+    if t is None:
+        _report(C.ACLNN_ERR_PARAM_INVALID)
+        return 0
+    return tensors.add(t)
+
+
+def aclDestroyTensor(handle: int) -> int:
+    if not handle:
+        return 0  # as C++'s delete of nullptr
+    t = tensors.get(handle)
+    ret = acl.destroy_tensor(t)
+    if ret == 0:
+        t.block = None  # what a dead handle answers with keeps no memory alive
+        tensors.kill(handle, t)
+    return _report(ret)
+
+
+def aclCreateScalar(value: int, dtype: int) -> int:
+    if not value:
+        _report(fail(NULL, "aclCreateScalar: value is nullptr"))
+        return 0
+    read = _SCALAR_READS.get(dtype)
+    if read is None:
+        _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"aclCreateScalar: data type {C.dtype_name(dtype)} cannot hold a scalar"))
+        return 0
+    ctype, convert = read
+    assert _ffi is not None
+    s = acl.create_scalar(convert(_ffi.cast(f"{ctype} *", value)[0]), dtype)
+    if s is None:
+        _report(C.ACLNN_ERR_PARAM_INVALID)
+        return 0
+    return scalars.add(s)
+
+
+def aclDestroyScalar(handle: int) -> int:
+    if not handle:
+        return 0
+    s = scalars.get(handle)
+    ret = acl.destroy_scalar(s)
+    if ret == 0:
+        scalars.kill(handle, s)
+    return _report(ret)
+
+
+def _live_tensor(name: str, handle: int, *outs: int):
+    """The tensor of a query's handle, or the status (161001 NULL, 161002 not a live tensor)."""
+    if not handle or not all(outs):
+        return _report(fail(NULL, f"{name}: {'tensor' if not handle else 'an output argument'} is nullptr"))
+    t = tensors.get(handle)
+    if isinstance(t, UnknownPointer) or t.destroyed:
+        what = "was destroyed" if t.destroyed else f"is not an aclTensor this library returned (0x{handle:x})"
+        return _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"{name}: tensor {what}"))
+    return t
+
+
+def _array_out(name: str, handle: int, pp: int, pn: int, values: Callable) -> int:
+    """aclGetViewShape & co: a C++ `new int64_t[n]` array the caller frees with `delete[]`."""
+    t = _live_tensor(name, handle, pp, pn)
+    if isinstance(t, int):
+        return t
+    items = values(t)
+    array = _lib.aclgen_new_int64_array(len(items))
+    if array == _ffi.NULL:
+        return _report(fail(INNER_NULL, f"{name}: cannot allocate {len(items)} int64_t"))
+    for k, v in enumerate(items):
+        array[k] = v
+    _lib.aclgen_put_ptr(pp, int(_ffi.cast("intptr_t", array)))
+    _lib.aclgen_put_u64(pn, len(items))
+    return 0
+
+
+def aclGetViewShape(handle: int, pp: int, pn: int) -> int:
+    return _array_out("aclGetViewShape", handle, pp, pn, lambda t: t.view_dims)
+
+
+def aclGetStorageShape(handle: int, pp: int, pn: int) -> int:
+    return _array_out("aclGetStorageShape", handle, pp, pn, lambda t: t.storage_dims)
+
+
+def aclGetViewStrides(handle: int, pp: int, pn: int) -> int:
+    return _array_out("aclGetViewStrides", handle, pp, pn, lambda t: t.strides)
+
+
+def _field_out(name: str, handle: int, p: int, value: Callable, put: str) -> int:
+    t = _live_tensor(name, handle, p)
+    if isinstance(t, int):
+        return t
+    getattr(_lib, put)(p, value(t))
+    return 0
+
+
+def aclGetViewOffset(handle: int, p: int) -> int:
+    return _field_out("aclGetViewOffset", handle, p, lambda t: t.offset, "aclgen_put_i64")
+
+
+def aclGetFormat(handle: int, p: int) -> int:
+    return _field_out("aclGetFormat", handle, p, lambda t: t.format, "aclgen_put_i32")
+
+
+def aclGetDataType(handle: int, p: int) -> int:
+    return _field_out("aclGetDataType", handle, p, lambda t: t.dtype, "aclgen_put_i32")
+
+
+# ------------------------------------------------------------------------------ executors
+
+
+def _stand_in(ex: Executor, state: int) -> Executor:
+    """What a dead executor handle answers with: its API and state, nothing it kept alive."""
+    dead = Executor(ex.api, 0, None, (), 0, None, (), ())
+    dead.state = state
+    return dead
+
+
+def aclSetAclOpExecutorRepeatable(handle: int) -> int:
+    if not handle:
+        return _report(fail(INNER_NULL, "aclSetAclOpExecutorRepeatable: executor is nullptr"))
+    return _report(aclnn.aclSetAclOpExecutorRepeatable(executors.get(handle)))
+
+
+def aclDestroyAclOpExecutor(handle: int) -> int:
+    if not handle:
+        return _report(fail(INNER_NULL, "aclDestroyAclOpExecutor: executor is nullptr"))
+    ex = executors.get(handle)
+    ret = aclnn.aclDestroyAclOpExecutor(ex)
+    if ret == 0:
+        executors.kill(handle, _stand_in(ex, DESTROYED))
+    return _report(ret)
+
+
+def aclnnInit(config_path: int) -> int:
+    return 0
+
+
+def aclnnFinalize() -> int:
+    return 0
+
+
+# ------------------------------------------------------------------------------ the operators
+
+
+def phase1(op) -> Callable:
+    """aclnn<Op>GetWorkspaceSize(inputs..., scalars..., outputs..., workspaceSize*, executor**)."""
+    kinds = ["t"] * len(op.inputs) + ["i" if s.kind == "int" else "s" for s in op.scalars] + ["t"] * len(op.outputs)
+    getters = [tensors.get if k == "t" else scalars.get if k == "s" else None for k in kinds]
+    name = f"{op.api}GetWorkspaceSize"
+    check, put_u64, put_ptr = api.phase1, _lib.aclgen_put_u64, _lib.aclgen_put_ptr
+
+    def get_workspace_size(*args):
+        *values, ws_out, ex_out = args
+        if not ws_out or not ex_out:
+            return _report(fail(NULL, f"{name}: {'workspaceSize' if not ws_out else 'executor'} is nullptr"))
+        objs = tuple((get(v) if v else None) if get is not None else v for get, v in zip(getters, values))
+        size, ex, ret = check(op, objs)
+        if ret:
+            return _report(ret)
+        put_u64(ws_out, size)
+        put_ptr(ex_out, executors.add(ex))
+        return 0
+
+    get_workspace_size.__name__ = name
+    return get_workspace_size
+
+
+def phase2(op) -> Callable:
+    """aclnn<Op>(workspace, workspaceSize, executor, stream); a consumed executor's handle dies."""
+    api_name = op.api
+
+    def run(workspace: int, size: int, handle: int, stream: int) -> int:
+        ex = executors.get(handle) if handle else None
+        ret = execute(api_name, workspace or None, size, ex, streams.get(stream) if stream else None)
+        if ret:
+            return _report(ret)
+        if ex.state == CONSUMED:
+            executors.kill(handle, _stand_in(ex, CONSUMED))
+        return 0
+
+    run.__name__ = api_name
+    return run
+
+
+def _missing(name: str, why: str) -> Callable:
+    def missing(*args) -> int:
+        return _report(fail(C.ACLNN_ERR_INNER, f"{name}: {why}"))
+
+    missing.__name__ = name
+    return missing
+
+
+# ---------------------------------------------------------------------------------- install
+
+_RUNTIME_FUNCTIONS = {f.name for f in abi.FUNCTIONS if f.python}
+
+
+def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]) -> None:
+    """Attach every exported function: the runtime's, then each operator's (looked up by aclnn
+    name after loading `op_files`; one that cannot be found answers with ACLNN_ERR_INNER)."""
+    global _ffi, _lib
+    _ffi, _lib = ffi, lib
+    problems = {}
+    for path in op_files:
+        try:
+            ops.load(path)
+        except Exception as exc:  # the C call reports it; nothing may raise into C
+            problems[path] = f"{type(exc).__name__}: {exc}"
+    here = globals()
+    for name in _RUNTIME_FUNCTIONS:
+        internal = C.ACL_ERROR_INTERNAL_ERROR if name.startswith("aclrt") or name in ("aclInit", "aclFinalize") \
+            else C.ACLNN_ERR_INNER
+        fn = here[name]
+        if fn.__code__.co_name in ("aclCreateTensor", "aclCreateScalar"):
+            internal = 0  # pointer results: NULL
+        ffi.def_extern(name=name)(_guarded(fn, internal))
+    for name in exported_operators:
+        op = lookup(name)
+        if op is None or op.name != name:
+            why = f"operator {name} was not declared in this process" + (f" ({problems})" if problems else "")
+            first, second = _missing(f"aclnn{name}GetWorkspaceSize", why), _missing(f"aclnn{name}", why)
+        else:
+            first, second = phase1(op), phase2(op)
+        ffi.def_extern(name=f"aclnn{name}GetWorkspaceSize")(_guarded(first, C.ACLNN_ERR_INNER))
+        ffi.def_extern(name=f"aclnn{name}")(_guarded(second, C.ACLNN_ERR_INNER))
