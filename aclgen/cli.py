@@ -7,6 +7,7 @@
     aclgen demo                                        every operator's examples and dtypes
     aclgen cache info|clear                            the on-disk compile cache
     aclgen bench [OP...] [--sizes 1K,1M] [--json F]    time against numpy/torch/numba and the triad
+    aclgen sdk --prefix DIR [--ops FILE.py ...]        CANN's headers and libraries for C/C++ programs
 
 OP is a built-in's name (hardswish_backward or HardswishBackward) or FILE.py:NAME, an operator
 a user's module declares with `@aclgen.operator`. The work itself lives in aclgen/tools/.
@@ -305,6 +306,35 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- aclgen sdk ---------------------------------------------------------------------------------
+
+
+def cmd_sdk(args: argparse.Namespace) -> int:
+    from aclgen.capi.build import BuildError, sdk
+    from aclgen.tools.operators import load
+
+    start = time.perf_counter()
+    for path in args.ops or ():
+        load(path)  # a missing or broken module is the user's error, said before anything is written
+    try:
+        info = sdk(args.prefix, args.ops or ())
+    except OSError as exc:
+        raise UserError(f"cannot write the SDK under {args.prefix}: {exc.strerror or exc}"
+                        + (f" ({exc.filename})" if exc.filename else "")) from None
+    except BuildError as exc:
+        raise UserError(str(exc)) from None
+    root = info["root"]
+    print(f"aclgen sdk: {len(info['operators'])} operators, {len(info['headers'])} headers in {root}/include, "
+          f"{os.path.relpath(info['library'], root)} behind CANN's library names "
+          f"({time.perf_counter() - start:.1f} s)")
+    print(f"  operators: {', '.join(info['operators'])}")
+    print(f"  Python:    {info['python']}")
+    print(f"\n  source {root}/set_env.sh")
+    print(f"  g++ prog.cpp -I {root}/include -I {root}/include/aclnnop -I {root}/include/aclnn "
+          f"-L {root}/lib64 -lopapi_nn -lopapi_math -lascendcl -lnnopbase -o prog && ./prog")
+    return EXIT_OK
+
+
 # -- the parser ---------------------------------------------------------------------------------
 
 OP_HELP = "operator: a built-in's name (hardswish_backward, HardswishBackward) or FILE.py:NAME (see `aclgen ops`)"
@@ -389,6 +419,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("action", choices=("info", "clear"))
     s.set_defaults(func=cmd_cache)
+
+    s = sub.add_parser(
+        "sdk",
+        help="write CANN's C headers and libraries over aclgen (C and C++ programs build against DIR)",
+        description="Lay out CANN's install tree under DIR: include/ (acl/acl.h, aclnn/, aclnnop/aclnn_<op>.h "
+        "per operator), lib64/ (libascendcl.so, libnnopbase.so, libopapi_nn.so, libopapi_math.so, ... over "
+        "one library that runs aclgen's runtime in this Python) and set_env.sh. Programs written for CANN's "
+        "aclnn API compile unchanged with CANN's g++ line or CMake route and run after `source DIR/set_env.sh`.",
+    )
+    s.add_argument("--prefix", required=True, metavar="DIR", help="the install root (created if missing)")
+    s.add_argument("--ops", action="append", metavar="FILE.py", help="also the operators a module declares (repeatable)")
+    s.set_defaults(func=cmd_sdk)
 
     from aclgen.tools.bench import add_subcommand as add_bench  # `aclgen bench`: its options live there
 

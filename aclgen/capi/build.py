@@ -132,6 +132,10 @@ except BaseException as _exc:
 """
 
 
+class BuildError(Exception):
+    """The library did not compile or link (no C compiler, no Python headers, ...)."""
+
+
 def compile_library(lib64: str, ops, op_files: Sequence[str], workdir: str | None = None) -> str:
     """Build the embedding module for `ops` into `lib64`; returns the library's path."""
     import cffi
@@ -152,7 +156,10 @@ def compile_library(lib64: str, ops, op_files: Sequence[str], workdir: str | Non
             extra_link_args=[f"-Wl,-soname,{LIBRARY}", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"],
         )
         ffi.embedding_init_code(_init_code(functions, [op.name for op in ops], op_files))
-        built = ffi.compile(tmpdir=tmp, target=LIBRARY)
+        try:
+            built = ffi.compile(tmpdir=tmp, target=LIBRARY)
+        except cffi.VerificationError as exc:
+            raise BuildError(f"building {LIBRARY} failed (a C compiler and Python's headers are needed): {exc}") from None
         target = os.path.join(lib64, LIBRARY)
         os.replace(built, target + ".tmp")
         os.replace(target + ".tmp", target)  # a running program keeps the old inode

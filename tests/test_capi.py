@@ -1,0 +1,321 @@
+"""The C SDK (`aclgen sdk`): CANN's headers and library names over aclgen's runtime.
+
+One SDK is built per session (with examples/cpp/user_ops.py's operator); every program in
+examples/cpp is compiled by CANN's documented g++ line and by the CMake project, then run the
+way CANN programs run: a fresh shell, `source DIR/set_env.sh`, the binary. Results are checked
+against tests/reference.py (numpy), never against aclgen's Python face.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aclgen.capi import abi
+from aclgen.capi.handles import Handles, UnknownPointer
+from tests import reference as ref
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "cpp"
+USER_OPS = EXAMPLES / "user_ops.py"
+BUILTIN_PROGRAMS = ("hardswish_backward", "selu_backward", "softshrink_backward", "swi_glu_grad",
+                    "threshold_backward")
+PROGRAMS = (*BUILTIN_PROGRAMS, "leaky_relu_backward", "threads", "small_call")
+OPERATOR_HEADERS = ("aclnn_hardswish_backward.h", "aclnn_selu_backward.h", "aclnn_softshrink_backward.h",
+                    "aclnn_swi_glu_grad.h", "aclnn_threshold_backward.h", "aclnn_leaky_relu_backward.h")
+CANN_LIBRARIES = ("libascendcl.so", "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so",
+                  "libopapi.so")
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None,
+                                reason="the C SDK's tests need gcc and g++")
+
+
+def _check(cmd, **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def _fresh_env(**extra) -> dict[str, str]:
+    """A fresh shell's environment: no LD_LIBRARY_PATH, no PYTHONPATH, no virtual environment.
+    The suite's temporary compile cache is kept (conftest.py), so programs never touch ~/.cache."""
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "ACLGEN_CACHE_DIR", "TMPDIR") if k in os.environ}
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv:  # a fresh shell has not activated it
+        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(venv))
+    env.update(extra)
+    return env
+
+
+def _run(sdk: Path, program: Path, *args: str, **extra) -> subprocess.CompletedProcess:
+    """`source DIR/set_env.sh && ./program` in a fresh shell."""
+    script = f'source "{sdk}/set_env.sh" && exec "{program}" "$@"'
+    return subprocess.run(["bash", "-c", script, "prog", *args], capture_output=True, text=True,
+                          env=_fresh_env(**extra), timeout=300)
+
+
+def _gpp(sdk: Path, source: Path, target: Path) -> list[str]:
+    """CANN's documented link line (C_API.md §9), with warnings on."""
+    compiler = ["gcc", "-std=c11"] if source.suffix == ".c" else ["g++", "-std=c++11"]
+    return [*compiler, "-O2", "-Wall", "-Wextra", "-Werror", str(source), "-o", str(target),
+            "-I", f"{sdk}/include", "-I", f"{sdk}/include/aclnnop", "-I", f"{sdk}/include/aclnn",
+            "-L", f"{sdk}/lib64", "-lopapi_nn", "-lopapi_math", "-lascendcl", "-lnnopbase", "-pthread"]
+
+
+@pytest.fixture(scope="module")
+def sdk(tmp_path_factory) -> Path:
+    prefix = tmp_path_factory.mktemp("sdk") / "cann"
+    r = _check([sys.executable, "-m", "aclgen.cli", "sdk", "--prefix", str(prefix), "--ops", str(USER_OPS)])
+    assert "6 operators" in r.stdout and "source" in r.stdout
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def binaries(sdk, tmp_path_factory) -> Path:
+    """Every example built with CANN's g++ line (gcc for misuse.c), two at a time."""
+    out = tmp_path_factory.mktemp("bin")
+    jobs = [(EXAMPLES / f"{p}.cpp", out / p) for p in PROGRAMS] + [(EXAMPLES / "misuse.c", out / "misuse")]
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda job: _check(_gpp(sdk, *job)), jobs))
+    return out
+
+
+def _results(stdout: str) -> np.ndarray:
+    """The `result[i] is: v` lines CANN's examples print, in order."""
+    found = re.findall(r"result\[(\d+)\] is: (\S+)", stdout)
+    assert [int(i) for i, _ in found] == list(range(len(found))), stdout
+    return np.array([float(v) for _, v in found], np.float32)
+
+
+def _printed(values) -> np.ndarray:
+    """What `%f` prints of float32 values, read back (six decimals)."""
+    return np.array([float(f"{v:f}") for v in np.asarray(values, np.float32).ravel()], np.float32)
+
+
+# -------------------------------------------------------------------------------- the tree
+
+
+def test_tree_has_cann_paths_and_library_names(sdk):
+    for header in ("acl/acl.h", "aclnn/acl_meta.h", "aclnn/aclnn_base.h", "aclnnop/aclnn_util.h",
+                   *(f"aclnnop/{h}" for h in OPERATOR_HEADERS)):
+        assert (sdk / "include" / header).is_file(), header
+    real = {(sdk / "lib64" / name).resolve() for name in CANN_LIBRARIES}
+    assert len(real) == 1, "one implementation behind every CANN library name"
+    assert real.pop().is_file()
+    env = (sdk / "set_env.sh").read_text()
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "LD_LIBRARY_PATH"):
+        assert re.search(rf"^export {var}=", env, re.M), var
+    assert (sdk / "bin" / "setenv.bash").read_text() == env
+
+
+def test_set_env_is_all_a_fresh_shell_needs(sdk):
+    script = f'source "{sdk}/set_env.sh" && echo "$ASCEND_HOME_PATH|$ASCEND_OPP_PATH|$LD_LIBRARY_PATH"'
+    home, opp, ld = _check(["bash", "-c", script], env=_fresh_env()).stdout.strip().split("|")
+    assert Path(home) == sdk and Path(opp) == sdk / "opp"
+    assert ld.split(":")[0] == f"{sdk}/lib64"
+
+
+@pytest.mark.parametrize("lang", ["c11", "c++11"])
+def test_every_header_compiles_alone_pedantic(sdk, tmp_path, lang):
+    """Each header is self-contained, warning-free and valid in C11 and C++11 (-pedantic)."""
+    headers = sorted(p.relative_to(sdk / "include") for p in (sdk / "include").rglob("*.h"))
+    assert len(headers) >= 10
+    compiler = ["gcc", "-x", "c", "-std=c11"] if lang == "c11" else ["g++", "-x", "c++", "-std=c++11"]
+    for header in headers:
+        src = tmp_path / "t.txt"
+        src.write_text(f'#include "{header}"\n#include "{header}"\nint main(void) {{ return 0; }}\n')
+        _check([*compiler, "-pedantic", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I", f"{sdk}/include",
+                str(src)])
+
+
+# The numeric facts of C_API.md, typed here independently of aclgen's tables.
+FACTS = {
+    "ACL_FLOAT": 0, "ACL_FLOAT16": 1, "ACL_INT8": 2, "ACL_INT32": 3, "ACL_UINT8": 4, "ACL_INT16": 6,
+    "ACL_UINT16": 7, "ACL_UINT32": 8, "ACL_INT64": 9, "ACL_UINT64": 10, "ACL_DOUBLE": 11, "ACL_BOOL": 12,
+    "ACL_BF16": 27, "ACL_FORMAT_NCHW": 0, "ACL_FORMAT_NHWC": 1, "ACL_FORMAT_ND": 2,
+    "ACL_MEMCPY_HOST_TO_HOST": 0, "ACL_MEMCPY_HOST_TO_DEVICE": 1, "ACL_MEMCPY_DEVICE_TO_HOST": 2,
+    "ACL_MEMCPY_DEVICE_TO_DEVICE": 3, "ACL_MEM_MALLOC_HUGE_FIRST": 0, "ACL_MEM_MALLOC_NORMAL_ONLY": 2,
+    "ACL_SUCCESS": 0, "ACL_ERROR_INVALID_PARAM": 100000, "ACL_ERROR_BAD_ALLOC": 200000,
+    "ACL_ERROR_INVALID_RESOURCE_HANDLE": 200005, "ACLNN_SUCCESS": 0, "ACLNN_ERR_PARAM_NULLPTR": 161001,
+    "ACLNN_ERR_PARAM_INVALID": 161002, "ACLNN_ERR_RUNTIME_ERROR": 361001, "ACLNN_ERR_INNER_NULLPTR": 561103,
+}
+
+
+def test_header_values_are_canns(sdk, tmp_path):
+    """C++ sees real enums (`aclDataType::ACL_FLOAT`) with CANN's numeric values."""
+    scoped = {"ACL_FLOAT": "aclDataType", "ACL_BF16": "aclDataType", "ACL_FORMAT_ND": "aclFormat",
+              "ACL_MEMCPY_DEVICE_TO_HOST": "aclrtMemcpyKind", "ACL_MEM_MALLOC_HUGE_FIRST": "aclrtMemMallocPolicy"}
+    lines = [f'  std::printf("{k} %ld\\n", static_cast<long>({k}));' for k in FACTS]
+    lines += [f'  std::printf("{t}::{k} %ld\\n", static_cast<long>({t}::{k}));' for k, t in scoped.items()]
+    src = tmp_path / "values.cpp"
+    src.write_text('#include <cstdio>\n#include "acl/acl.h"\n#include "aclnn/acl_meta.h"\n'
+                   '#include "aclnn/opdev/op_errno.h"\nint main() {\n' + "\n".join(lines) + "\n}\n")
+    _check(["g++", "-std=c++11", "-Wall", "-Werror", "-I", f"{sdk}/include", str(src), "-o", str(tmp_path / "v")])
+    printed = dict(line.rsplit(" ", 1) for line in _check([str(tmp_path / "v")]).stdout.splitlines())
+    for k, v in FACTS.items():
+        assert int(printed[k]) == v, k
+    for k, t in scoped.items():
+        assert int(printed[f"{t}::{k}"]) == FACTS[k]
+
+
+def test_operator_header_declares_cann_signature(sdk):
+    text = (sdk / "include" / "aclnnop" / "aclnn_hardswish_backward.h").read_text()
+    flat = " ".join(text.split())
+    assert ("aclnnStatus aclnnHardswishBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, "
+            "aclTensor* out, uint64_t* workspaceSize, aclOpExecutor** executor);") in flat
+    assert ("aclnnStatus aclnnHardswishBackward(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, "
+            "aclrtStream stream);") in flat
+    user = " ".join((sdk / "include" / "aclnnop" / "aclnn_leaky_relu_backward.h").read_text().split())
+    assert ("aclnnLeakyReluBackwardGetWorkspaceSize(const aclTensor* gradOutput, const aclTensor* self, "
+            "const aclScalar* negativeSlope, aclTensor* gradInput,") in user
+
+
+# ----------------------------------------------------------------------- the examples, run
+
+
+def test_hardswish_backward_program(sdk, binaries):
+    r = _run(sdk, binaries / "hardswish_backward")
+    assert r.returncode == 0, r.stdout + r.stderr
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(_results(r.stdout), _printed(ref.hardswish_backward(x, x)))
+
+
+def test_selu_backward_program_checks_itself(sdk, binaries):
+    r = _run(sdk, binaries / "selu_backward")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Total: 8 PASS, 0 FAIL" in r.stdout
+
+
+def test_softshrink_backward_program(sdk, binaries):
+    r = _run(sdk, binaries / "softshrink_backward")
+    assert r.returncode == 0, r.stdout + r.stderr
+    g = np.arange(8, dtype=np.float32)
+    x = np.array([1, 1, 1, 2, 1, 2, 3, 3], np.float32)
+    np.testing.assert_array_equal(_results(r.stdout), _printed(ref.softshrink_backward(g, x, 1.2)))
+
+
+def test_threshold_backward_program(sdk, binaries):
+    r = _run(sdk, binaries / "threshold_backward")
+    assert r.returncode == 0, r.stdout + r.stderr
+    g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
+    x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
+    np.testing.assert_array_equal(_results(r.stdout), _printed(ref.threshold_backward(g, x, 1.0)))
+
+
+def test_swi_glu_grad_program(sdk, binaries):
+    r = _run(sdk, binaries / "swi_glu_grad")
+    assert r.returncode == 0, r.stdout + r.stderr
+    g = (np.arange(32, dtype=np.float32) - 2).reshape(2, 16)
+    x = (np.arange(64, dtype=np.float32) - 2).reshape(2, 32)
+    got = _results(r.stdout).reshape(2, 32)
+    want, size, slack = ref.swi_glu_grad_f64(g, x)
+    # SPEC.md §4.4's bound, plus the half-unit in the sixth decimal that %f printing adds
+    assert np.all(np.abs(got - want) <= 8 * 2.0**-24 * size + slack + 5e-7 * (1 + np.abs(want))), got - want
+
+
+def test_user_declared_operator_from_cpp(sdk, binaries):
+    r = _run(sdk, binaries / "leaky_relu_backward")
+    assert r.returncode == 0, r.stdout + r.stderr
+    g = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
+    x = np.array([-1.5, 0.0, 0.5, 2.0], np.float32)
+    want = np.where(x > 0, g, g * np.float32(0.1)).astype(np.float32)
+    np.testing.assert_array_equal(_results(r.stdout), _printed(want))
+
+
+def test_misuse_from_c_gets_every_code_and_never_crashes(sdk, binaries):
+    r = _run(sdk, binaries / "misuse")
+    assert r.returncode == 0, r.stdout + r.stderr
+    # `ok   <what, padded> <code>[  <aclGetRecentErrMsg()>]`, one line per check
+    checks = [re.fullmatch(r"(ok  |FAIL) (.+?) +(-?\d+)(?:  (.+))?", line) for line in r.stdout.splitlines()[:-1]]
+    assert all(checks) and len(checks) >= 60, r.stdout
+    assert not [m[0] for m in checks if m[1] == "FAIL"]
+    failures = [m for m in checks if int(m[3]) >= 100000]  # status codes (the rest are values)
+    assert len(failures) >= 40
+    no_message = [m[2].strip() for m in failures if not m[4]]
+    assert not no_message, f"failed without a message for aclGetRecentErrMsg: {no_message}"
+    assert r.stdout.splitlines()[-1] == "0 failed"
+
+
+def test_eight_threads_200_calls_none_wrong(sdk, binaries):
+    r = _run(sdk, binaries / "threads")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "8 threads x 200 calls: 1600 done, 0 wrong results, 0 failed calls" in r.stdout
+
+
+def test_small_call_is_timed(sdk, binaries):
+    """The number is reported (README, closing notes), not judged: wall-clock limits do not
+    belong in tests."""
+    r = _run(sdk, binaries / "small_call", "200")
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"median ([\d.]+) us, min ([\d.]+) us over 200 calls", r.stdout)
+    assert m and 0 < float(m[2]) <= float(m[1])
+
+
+def test_a_declaration_file_gone_at_run_time_is_reported(tmp_path):
+    """The library loads --ops files when the program starts; one that has gone makes the
+    operator's functions answer ACLNN_ERR_INNER with the reason, not crash."""
+    ops_file = tmp_path / "gone_ops.py"
+    shutil.copy(USER_OPS, ops_file)
+    prefix = tmp_path / "cann"
+    _check([sys.executable, "-m", "aclgen.cli", "sdk", "--prefix", str(prefix), "--ops", str(ops_file)])
+    ops_file.unlink()
+    program = tmp_path / "leaky"
+    _check(_gpp(prefix, EXAMPLES / "leaky_relu_backward.cpp", program))
+    r = _run(prefix, program)
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "ERROR: 561000" in r.stdout and "was not declared" in r.stdout and "gone_ops.py" in r.stdout
+
+
+# --------------------------------------------------------------------------- the CMake route
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
+@pytest.mark.parametrize("route", ["ASCEND_CUSTOM_PATH", "ASCEND_HOME_PATH"])
+def test_cmake_route(sdk, tmp_path, route):
+    """CANN's CMake route: the root from ASCEND_CUSTOM_PATH, or from ASCEND_HOME_PATH as
+    set_env.sh sets it; CMAKE_SKIP_RPATH, so the programs find the libraries through set_env.sh."""
+    build = tmp_path / "build"
+    custom = f'export ASCEND_CUSTOM_PATH="{sdk}"; ' if route == "ASCEND_CUSTOM_PATH" else ""
+    script = (f'{custom}source "{sdk}/set_env.sh" && cmake -S "{EXAMPLES}" -B "{build}" -DCMAKE_CXX_COMPILER=g++ '
+              f'-DCMAKE_SKIP_RPATH=TRUE -DCMAKE_BUILD_TYPE=Release && make -C "{build}" -j2 '
+              "hardswish_backward selu_backward leaky_relu_backward misuse")
+    assert f"CANN install root: {sdk}\n" in _check(["bash", "-c", script], env=_fresh_env()).stdout
+    for program in ("hardswish_backward", "selu_backward", "leaky_relu_backward", "misuse"):
+        r = _run(sdk, build / "bin" / program)
+        assert r.returncode == 0, f"{program}: {r.stdout}{r.stderr}"
+    assert "Total: 8 PASS, 0 FAIL" in _run(sdk, build / "bin" / "selu_backward").stdout
+
+
+# ------------------------------------------------------------------ handles, in Python
+
+
+def test_handles_are_checked_and_never_reused():
+    h = Handles(7)
+    a, b = object(), object()
+    ha, hb = h.add(a), h.add(b)
+    assert ha != hb and h.get(ha) is a and len(h) == 2
+    assert isinstance(h.get(ha + 8), UnknownPointer)  # inside no handle
+    assert isinstance(Handles(8).get(ha), UnknownPointer)  # another kind's
+    dead = object()
+    h.kill(ha, dead)
+    assert h.get(ha) is dead and len(h) == 1
+    assert h.add(a) not in (ha, hb)
+
+
+def test_abi_names_every_documented_function():
+    names = {f.name for f in abi.FUNCTIONS}
+    for name in ("aclGetRecentErrMsg", "aclrtMemset", "aclrtGetDevice", "aclDataTypeSize",
+                 "aclSetAclOpExecutorRepeatable", "aclDestroyAclOpExecutor", "aclGetViewShape",
+                 "aclGetStorageShape", "aclGetViewStrides", "aclnnInit", "aclnnFinalize", "aclInit",
+                 "aclrtSetDevice", "aclrtCreateStream", "aclrtMalloc", "aclrtMemcpy", "aclCreateTensor",
+                 "aclCreateScalar", "aclrtSynchronizeStream", "aclDestroyTensor", "aclDestroyScalar",
+                 "aclrtFree", "aclrtDestroyStream", "aclrtResetDevice", "aclFinalize"):
+        assert name in names, name
