@@ -14,6 +14,14 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
+from typing import Generic, TypeVar
+
+from aclgen.runtime.executor import Executor
+from aclgen.runtime.scalar import AclScalar
+from aclgen.runtime.stream import Stream
+from aclgen.runtime.tensor import AclTensor
+
+T = TypeVar("T")
 
 DEAD_KEPT = 1 << 14  # dead handles remembered per kind (older ones read as unknown pointers)
 
@@ -32,23 +40,23 @@ class UnknownPointer:
         return f"UnknownPointer(0x{self.address:x})"
 
 
-class Handles:
+class Handles(Generic[T]):
     """The live and recently dead objects of one kind, by handle. Handles are distinct per kind
     (`tag` in bits 40-47) and never reused."""
 
     def __init__(self, tag: int):
         self._base = 0x7A00_0000_0000 | (tag << 40)
         self._serial = itertools.count(1)
-        self._live: dict[int, object] = {}
-        self._dead: OrderedDict[int, object] = OrderedDict()
+        self._live: dict[int, T] = {}
+        self._dead: OrderedDict[int, T] = OrderedDict()
         self._lock = threading.Lock()
 
-    def add(self, obj) -> int:
+    def add(self, obj: T) -> int:
         handle = self._base + next(self._serial) * 64
         self._live[handle] = obj
         return handle
 
-    def get(self, handle: int):
+    def get(self, handle: int) -> T | UnknownPointer:
         """The object of a live handle, the dead object of a recently dead one, else an
         UnknownPointer (never None: the caller decides what NULL means)."""
         obj = self._live.get(handle)
@@ -57,7 +65,7 @@ class Handles:
         obj = self._dead.get(handle)
         return obj if obj is not None else UnknownPointer(handle)
 
-    def kill(self, handle: int, dead) -> None:
+    def kill(self, handle: int, dead: T) -> None:
         """Forget a live handle; `dead` (the object, stripped of what it kept alive) answers
         for it from now on."""
         with self._lock:
@@ -70,7 +78,7 @@ class Handles:
         return len(self._live)
 
 
-tensors = Handles(1)
-scalars = Handles(2)
-executors = Handles(3)
-streams = Handles(4)
+tensors: Handles[AclTensor] = Handles(1)
+scalars: Handles[AclScalar] = Handles(2)
+executors: Handles[Executor] = Handles(3)
+streams: Handles[Stream] = Handles(4)

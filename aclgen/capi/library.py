@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -28,10 +29,14 @@ from aclgen.runtime import api, rt
 from aclgen.runtime import constants as C
 from aclgen.runtime.errors import fail, recent
 from aclgen.runtime.executor import CONSUMED, DESTROYED, Executor, execute
+from aclgen.runtime.scalar import AclScalar
+from aclgen.runtime.stream import Stream
+from aclgen.runtime.tensor import AclTensor
 
 MAX_DIMS = 1024  # longer dims arrays are refused before they are read (a garbage count, not a shape)
 INVALID, NULL, INNER_NULL = C.ACL_ERROR_INVALID_PARAM, C.ACLNN_ERR_PARAM_NULLPTR, C.ACLNN_ERR_INNER_NULLPTR
-_ffi = _lib = None
+_ffi: Any = None  # the embedding module's ffi and lib, set by install()
+_lib: Any = None
 _initialized = False
 
 # aclCreateScalar: how to read one value of each dtype at a C pointer
@@ -148,7 +153,7 @@ def aclrtCreateStream(p: int) -> int:
 def aclrtDestroyStream(handle: int) -> int:
     stream = streams.get(handle) if handle else None
     ret = rt.destroy_stream(stream)
-    if getattr(stream, "destroyed", False) and not isinstance(stream, UnknownPointer):
+    if isinstance(stream, Stream) and stream.destroyed:
         streams.kill(handle, stream)  # destroyed even when it reports a failure of its queued work
     return _report(ret)
 
@@ -214,7 +219,7 @@ def aclDestroyTensor(handle: int) -> int:
         return 0  # as C++'s delete of nullptr
     t = tensors.get(handle)
     ret = acl.destroy_tensor(t)
-    if ret == 0:
+    if ret == 0 and isinstance(t, AclTensor):
         t.block = None  # what a dead handle answers with keeps no memory alive
         tensors.kill(handle, t)
     return _report(ret)
@@ -242,7 +247,7 @@ def aclDestroyScalar(handle: int) -> int:
         return 0
     s = scalars.get(handle)
     ret = acl.destroy_scalar(s)
-    if ret == 0:
+    if ret == 0 and isinstance(s, AclScalar):
         scalars.kill(handle, s)
     return _report(ret)
 
@@ -327,7 +332,7 @@ def aclDestroyAclOpExecutor(handle: int) -> int:
         return _report(fail(INNER_NULL, "aclDestroyAclOpExecutor: executor is nullptr"))
     ex = executors.get(handle)
     ret = aclnn.aclDestroyAclOpExecutor(ex)
-    if ret == 0:
+    if ret == 0 and isinstance(ex, Executor):
         executors.kill(handle, _stand_in(ex, DESTROYED))
     return _report(ret)
 
@@ -356,7 +361,7 @@ def phase1(op) -> Callable:
             return _report(fail(NULL, f"{name}: {'workspaceSize' if not ws_out else 'executor'} is nullptr"))
         objs = tuple((get(v) if v else None) if get is not None else v for get, v in zip(getters, values))
         size, ex, ret = check(op, objs)
-        if ret:
+        if ret or ex is None:
             return _report(ret)
         put_u64(ws_out, size)
         put_ptr(ex_out, executors.add(ex))
@@ -375,7 +380,7 @@ def phase2(op) -> Callable:
         ret = execute(api_name, workspace or None, size, ex, streams.get(stream) if stream else None)
         if ret:
             return _report(ret)
-        if ex.state == CONSUMED:
+        if isinstance(ex, Executor) and ex.state == CONSUMED:
             executors.kill(handle, _stand_in(ex, CONSUMED))
         return 0
 
