@@ -319,3 +319,20 @@ def test_abi_names_every_documented_function():
                  "aclCreateScalar", "aclrtSynchronizeStream", "aclDestroyTensor", "aclDestroyScalar",
                  "aclrtFree", "aclrtDestroyStream", "aclrtResetDevice", "aclFinalize"):
         assert name in names, name
+
+
+def test_readme_three_commands(tmp_path):
+    """The README's "C and C++" commands, as written, in a fresh shell (the prefix moved to tmp)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## C and C++", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"^```sh\n(.*?)^```", section, re.S | re.M)
+    commands = block.strip().splitlines()
+    assert len(commands) == 3 and commands[0].startswith("aclgen sdk --prefix /tmp/aclgen-cann")
+    script = block.replace("/tmp/aclgen-cann", str(tmp_path / "cann")).replace("-o hardswish_backward",
+                                                                                f"-o {tmp_path}/hsb")
+    script = script.replace("./hardswish_backward", f"{tmp_path}/hsb")
+    env = _fresh_env()
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # where `aclgen` is installed
+    r = subprocess.run(["bash", "-euc", script], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "result[7] is: 7.000000" in r.stdout
