@@ -184,3 +184,189 @@ def test_repeatable_executor_on_a_stream_many_times():
         want = want * np.float32(1.0507009873554805)
     assert np.array_equal(acc, want)
     acl.rt.destroy_stream(stream)
+
+
+# -- who runs the work: a synchronize runs what is still pending, the worker what nobody waits for --
+
+
+def chain(stream, a, b, c, calls):
+    """Queue `calls` HardswishBackward calls, each reading what the previous one wrote; the expected
+    (a, b) afterwards."""
+    ta, tb, tc = acl.from_numpy(a), acl.from_numpy(b), acl.from_numpy(c)
+    want_a, want_b = a.copy(), b.copy()
+    for k in range(calls):
+        src, dst = (ta, tb) if k % 2 == 0 else (tb, ta)
+        ws, ex, ret = aclnn.aclnnHardswishBackwardGetWorkspaceSize(src, tc, dst)
+        assert ret == 0
+        assert aclnn.aclnnHardswishBackward(None, ws, ex, stream) == 0
+        if k % 2 == 0:
+            want_b = ref.hardswish_backward(want_a, c)
+        else:
+            want_a = ref.hardswish_backward(want_b, c)
+    return want_a, want_b
+
+
+def wait_until(predicate, timeout=10.0):
+    """Poll `predicate` until true (a deadlock fails after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
+class Tasks:
+    """Tasks that record the order they ran in, the threads that ran them and how many ran at once."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.ran, self.threads = [], set()
+        self.active = self.peak = 0
+
+    def task(self, key, fail=None, pause=0.0):
+        from aclgen.runtime.errors import AclError
+
+        def body():
+            with self.lock:
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+                self.threads.add(threading.get_ident())
+            if pause:
+                time.sleep(pause)
+            with self.lock:
+                self.ran.append(key)
+                self.active -= 1
+            if fail is not None:
+                raise AclError(fail, f"failure of task {key}")
+
+        return body
+
+
+def test_synchronize_right_after_queueing_runs_the_chain_in_order():
+    stream, _ = acl.rt.create_stream()
+    rng = np.random.default_rng(2)
+    for calls in (1, 2, 7, 50):
+        a = rng.uniform(-6, 6, 1024).astype(np.float32)
+        b, c = np.zeros_like(a), rng.uniform(-6, 6, 1024).astype(np.float32)
+        want_a, want_b = chain(stream, a, b, c, calls)
+        assert acl.rt.synchronize_stream(stream) == 0
+        assert ref.same_bits(a, want_a) and ref.same_bits(b, want_b)
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_synchronizes_and_worker_share_the_work_in_order_with_the_first_failure():
+    """A synchronize in a helper thread runs the work queued before it; the work queued meanwhile is
+    left to the worker or to the next synchronize. Whoever runs it: one task at a time, in FIFO
+    order, the first failure reported once, the work after it run."""
+    stream, _ = acl.rt.create_stream()
+    tasks, got = Tasks(), []
+    for k in range(30):
+        stream.enqueue(tasks.task(k, fail=361001 if k == 20 else None, pause=0.0005))
+    helper = threading.Thread(target=lambda: got.append((acl.rt.synchronize_stream(stream), acl.get_recent_err_msg())))
+    helper.start()
+    for k in range(30, 60):
+        stream.enqueue(tasks.task(k, pause=0.0005))
+    got.append((acl.rt.synchronize_stream(stream), acl.get_recent_err_msg()))
+    helper.join(10)
+    assert sorted(status for status, _ in got) == [0, 361001]
+    assert (361001, "failure of task 20") in got
+    assert tasks.ran == list(range(60)) and tasks.peak == 1
+    assert tasks.threads <= {threading.get_ident(), helper.ident, stream._thread.ident}
+    assert acl.rt.synchronize_stream(stream) == 0  # reported once
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_synchronize_never_overtakes_a_running_task():
+    """While the worker runs task k, a synchronize waits for it and does not start task k+1."""
+    stream, _ = acl.rt.create_stream()
+    started, release, order = threading.Event(), threading.Event(), []
+
+    def held():
+        started.set()
+        release.wait(10)
+        order.append("held")
+
+    stream.enqueue(held)
+    assert started.wait(10)  # the worker took it: nobody synchronized
+    stream.enqueue(lambda: order.append("next"))
+    result = []
+    th = threading.Thread(target=lambda: result.append(acl.rt.synchronize_stream(stream)))
+    th.start()
+    time.sleep(0.05)
+    assert not result and not order
+    release.set()
+    th.join(10)
+    assert result == [0] and order == ["held", "next"]
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_queued_work_runs_without_a_synchronize():
+    """Small work (run after the worker's grace) and big work (started at once) both run with
+    nobody synchronizing."""
+    from aclgen.runtime.stream import EAGER_NUMEL
+
+    stream, _ = acl.rt.create_stream()
+    ran = threading.Event()
+    stream.enqueue(ran.set)
+    assert ran.wait(10)
+    for n in (1024, EAGER_NUMEL):
+        g = np.linspace(-4, 4, n, dtype=np.float32)
+        out = np.zeros_like(g)
+        ws, ex, ret = gws("hardswish")(acl.from_numpy(g), acl.from_numpy(g), acl.from_numpy(out))
+        assert run("hardswish")(None, ws, ex, stream) == 0
+        want = ref.hardswish_backward(g, g)
+        assert wait_until(lambda out=out, want=want: ref.same_bits(out, want)), f"{n} elements never ran"
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_many_threads_queue_and_synchronize_on_one_stream():
+    """8 threads queue tasks on one stream and synchronize it at once: each synchronize returns
+    after its own thread's tasks ran; every task runs once, never two at a time, each thread's in
+    its order."""
+    stream, _ = acl.rt.create_stream()
+    tasks, threads, errors = Tasks(), 8, []
+    counts = [0] * threads
+
+    def count(k):
+        counts[k] += 1
+
+    def body(k):
+        try:
+            for i in range(200):
+                stream.enqueue(tasks.task((k, i)))
+                stream.enqueue(lambda k=k: count(k))
+                if i % 5 == k % 5:
+                    assert acl.rt.synchronize_stream(stream) == 0
+                    assert counts[k] == i + 1, f"thread {k}: synchronize returned before its work ran"
+        except BaseException as e:
+            errors.append(f"thread {k}: {type(e).__name__}: {e}")
+
+    workers = [threading.Thread(target=body, args=(k,), daemon=True) for k in range(threads)]
+    for th in workers:
+        th.start()
+    for th in workers:
+        th.join(120)
+        assert not th.is_alive(), "deadlock"
+    assert not errors, errors
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert tasks.peak == 1 and len(tasks.ran) == threads * 200
+    for k in range(threads):
+        assert [i for j, i in tasks.ran if j == k] == list(range(200))
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_destroy_runs_the_pending_work_and_stops_the_worker():
+    stream, _ = acl.rt.create_stream()
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-6, 6, 1024).astype(np.float32)
+    b, c = np.zeros_like(a), rng.uniform(-6, 6, 1024).astype(np.float32)
+    tasks = Tasks()
+    stream.enqueue(tasks.task("failing", fail=561000))
+    want_a, want_b = chain(stream, a, b, c, 9)
+    stream.enqueue(tasks.task("last"))
+    assert acl.rt.destroy_stream(stream) == 561000
+    assert acl.get_recent_err_msg() == "failure of task failing"
+    assert ref.same_bits(a, want_a) and ref.same_bits(b, want_b) and tasks.ran == ["failing", "last"]
+    assert not stream._thread.is_alive()

@@ -103,3 +103,34 @@ def test_destroy_with_pending_work_waits_and_returns_its_failure():
     assert same_bits(out, ref.hardswish_backward(g, g))
     assert acl.rt.synchronize_stream(stream) == acl.ACL_ERROR_INVALID_PARAM  # destroyed
     assert aclnn.aclnnHardswishBackward(None, 0, None, stream) == aclnn.ACLNN_ERR_PARAM_NULLPTR
+
+
+def test_failure_in_work_that_the_synchronize_runs_itself():
+    """No hold: a synchronize right after queueing finds the work pending and runs it itself;
+    the report and the work around the fault are the same."""
+    stream, _ = acl.rt.create_stream()
+    g = np.linspace(-5, 5, 1000, dtype=np.float32)
+    want = ref.hardswish_backward(g, g)
+    for _ in range(20):
+        before, after = np.zeros_like(g), np.zeros_like(g)
+        queue_hardswish(stream, g, before)
+        queue_on_freed_memory(stream)
+        queue_on_freed_memory(stream)
+        queue_hardswish(stream, g, after)
+        assert acl.rt.synchronize_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR
+        assert "aclnnSeluBackward: operand memory at" in acl.get_recent_err_msg()
+        assert same_bits(before, want) and same_bits(after, want)
+        assert acl.rt.synchronize_stream(stream) == 0  # reported once
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_destroy_right_after_queueing_runs_the_work_and_returns_its_failure():
+    stream, _ = acl.rt.create_stream()
+    g = np.linspace(-4, 4, 77, dtype=np.float32)
+    out = np.zeros_like(g)
+    queue_on_freed_memory(stream)
+    queue_hardswish(stream, g, out)
+    assert acl.rt.destroy_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR
+    assert "was freed before the call ran" in acl.get_recent_err_msg()
+    assert same_bits(out, ref.hardswish_backward(g, g))
+    assert acl.rt.synchronize_stream(stream) == acl.ACL_ERROR_INVALID_PARAM  # destroyed

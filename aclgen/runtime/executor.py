@@ -11,7 +11,7 @@ from __future__ import annotations
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
 from aclgen.runtime.errors import AclError, fail
-from aclgen.runtime.stream import Stream
+from aclgen.runtime.stream import EAGER_NUMEL, Stream
 from aclgen.runtime.tensor import NUMPY_OF_CODE, contiguous_strides
 
 READY, CONSUMED, DESTROYED = 0, 1, 2
@@ -134,7 +134,7 @@ def execute(api: str, workspace, workspace_size, executor, stream) -> int:
             raise AclError(C.ACLNN_ERR_RUNTIME_ERROR, f"{api}: workspace 0x{ws:x} was freed before the call ran")
         executor.run(ws)
 
-    stream.enqueue(task)
+    stream.enqueue(task, executor.numel >= EAGER_NUMEL)
     return C.ACLNN_SUCCESS
 
 

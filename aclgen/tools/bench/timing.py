@@ -160,10 +160,17 @@ def small_calls(chosen: Sequence[str], rounds: int, target_s: float, n: int = 10
     ws, ex, ret = get_workspace_size(*tensors)
     if ret != 0 or aclnn.aclSetAclOpExecutorRepeatable(ex) != 0:
         raise RuntimeError(f"aclnn setup failed: {acl.get_recent_err_msg()}")
+    stream, _ = acl.rt.create_stream()
+
+    def on_stream() -> None:  # the round trip: enqueue, then wait for it
+        execute(None, ws, ex, stream)
+        acl.rt.synchronize_stream(stream)
+
     fns: dict[str, Call] = {
         "aclgen.ops call": build("aclgen", p, outs),
         "aclnn executor re-run (repeatable)": lambda: execute(None, ws, ex, None),
         "aclnn two-phase call": two_phase,
+        "aclnn call on a stream + synchronize": on_stream,
     }
     skipped = {}
     for tool in chosen:
@@ -176,6 +183,7 @@ def small_calls(chosen: Sequence[str], rounds: int, target_s: float, n: int = 10
     for fn in fns.values():
         fn()
     samples = interleaved(fns, rounds, target_s)
+    acl.rt.destroy_stream(stream)
     aclnn.aclDestroyAclOpExecutor(ex)
     rows = [{"name": name, "us": median_us(samples[name]), "samples_us": [s * 1e6 for s in samples[name]]}
             for name in fns]
