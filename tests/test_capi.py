@@ -336,3 +336,20 @@ def test_readme_three_commands(tmp_path):
     r = subprocess.run(["bash", "-euc", script], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "result[7] is: 7.000000" in r.stdout
+
+
+def test_an_exception_escaping_into_c_is_an_internal_error(monkeypatch):
+    """cffi's `onerror` hook: the status (or NULL) and a message for aclGetRecentErrMsg, never 0."""
+    from aclgen.capi import library
+
+    messages = []
+
+    class Lib:
+        def aclgen_set_error(self, message: bytes) -> None:
+            messages.append(message.decode())
+
+    monkeypatch.setattr(library, "_lib", Lib())
+    assert library._on_error("aclrtMemcpy", 500000)(ValueError, ValueError("boom"), None) == 500000
+    assert messages[-1] == "aclrtMemcpy: internal error: ValueError: boom"
+    assert library._on_error("aclCreateTensor", 0)(KeyError, KeyError("k"), None) is None  # NULL
+    assert messages[-1].startswith("aclCreateTensor: internal error: KeyError")

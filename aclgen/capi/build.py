@@ -62,6 +62,11 @@ void aclgen_put_i64(intptr_t p, int64_t v) { *(int64_t *)p = v; }
 void aclgen_put_u32(intptr_t p, uint32_t v) { *(uint32_t *)p = v; }
 void aclgen_put_i32(intptr_t p, int32_t v) { *(int32_t *)p = v; }
 void aclgen_put_ptr(intptr_t p, intptr_t v) { *(intptr_t *)p = v; }
+/* aclnnXxxGetWorkspaceSize's two results in one call */
+void aclgen_put_plan(intptr_t ws, uint64_t size, intptr_t ex, intptr_t handle) {
+    *(uint64_t *)ws = size;
+    *(intptr_t *)ex = handle;
+}
 int64_t *aclgen_new_int64_array(uint64_t n);  /* C++ new[]: see aclgen_arrays.cpp */
 """
 
@@ -72,6 +77,7 @@ void aclgen_put_i64(intptr_t p, int64_t v);
 void aclgen_put_u32(intptr_t p, uint32_t v);
 void aclgen_put_i32(intptr_t p, int32_t v);
 void aclgen_put_ptr(intptr_t p, intptr_t v);
+void aclgen_put_plan(intptr_t ws, uint64_t size, intptr_t ex, intptr_t handle);
 int64_t *aclgen_new_int64_array(uint64_t n);
 """
 

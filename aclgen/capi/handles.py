@@ -12,9 +12,8 @@ Nothing is ever read through a pointer the caller passed as a handle.
 from __future__ import annotations
 
 import itertools
-import threading
-from collections import OrderedDict
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from aclgen.runtime.executor import Executor
 from aclgen.runtime.scalar import AclScalar
@@ -42,14 +41,19 @@ class UnknownPointer:
 
 class Handles(Generic[T]):
     """The live and recently dead objects of one kind, by handle. Handles are distinct per kind
-    (`tag` in bits 40-47) and never reused."""
+    (`tag` in bits 40-47) and never reused.
 
-    def __init__(self, tag: int):
+    A dead handle keeps a small token (`kill`); `revive` turns it back into the object that
+    answers for the handle, when one is asked for (a failure path: the common path never pays
+    for it). Every method is one or two dict operations, atomic under the GIL: no lock."""
+
+    def __init__(self, tag: int, revive: Callable[[Any], T] | None = None):
         self._base = 0x7A00_0000_0000 | (tag << 40)
         self._serial = itertools.count(1)
         self._live: dict[int, T] = {}
-        self._dead: OrderedDict[int, T] = OrderedDict()
-        self._lock = threading.Lock()
+        self._dead: dict[int, Any] = {}  # insertion-ordered: the oldest is forgotten first
+        self._revive = revive
+        self.live = self._live.get  # `live(handle)`: the object or None, as fast as Python looks up
 
     def add(self, obj: T) -> int:
         handle = self._base + next(self._serial) * 64
@@ -62,23 +66,33 @@ class Handles(Generic[T]):
         obj = self._live.get(handle)
         if obj is not None:
             return obj
-        obj = self._dead.get(handle)
-        return obj if obj is not None else UnknownPointer(handle)
+        token = self._dead.get(handle)
+        if token is None:
+            return UnknownPointer(handle)
+        return self._revive(token) if self._revive is not None else token
 
-    def kill(self, handle: int, dead: T) -> None:
-        """Forget a live handle; `dead` (the object, stripped of what it kept alive) answers
-        for it from now on."""
-        with self._lock:
-            self._live.pop(handle, None)
-            self._dead[handle] = dead
-            if len(self._dead) > DEAD_KEPT:
-                self._dead.popitem(last=False)
+    def kill(self, handle: int, dead: Any) -> None:
+        """Forget a live handle; `dead` (the object stripped of what it kept alive, or the token
+        `revive` takes) answers for it from now on."""
+        self._live.pop(handle, None)
+        graveyard = self._dead
+        graveyard[handle] = dead
+        if len(graveyard) > DEAD_KEPT:
+            graveyard.pop(next(iter(graveyard)), None)
 
     def __len__(self) -> int:
         return len(self._live)
 
 
+def _dead_executor(token: tuple[str, int]) -> Executor:
+    """What a dead executor handle answers with: its API and state, nothing it kept alive."""
+    api, state = token
+    dead = Executor(api, 0, None, (), 0, None, (), ())
+    dead.state = state
+    return dead
+
+
 tensors: Handles[AclTensor] = Handles(1)
 scalars: Handles[AclScalar] = Handles(2)
-executors: Handles[Executor] = Handles(3)
+executors: Handles[Executor] = Handles(3, _dead_executor)  # dead: (api, state)
 streams: Handles[Stream] = Handles(4)

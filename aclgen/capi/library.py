@@ -12,7 +12,6 @@ would read as success, so every function is guarded and reports it as an interna
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -58,18 +57,16 @@ def _report(status: int) -> int:
     return status
 
 
-def _guarded(fn: Callable, internal: int) -> Callable:
-    """`fn` that never raises into C: an exception is an internal error with its message."""
+def _on_error(name: str, internal: int) -> Callable:
+    """cffi's `onerror` for `name`: an exception escaping into C is a bug of ours, returned as
+    `internal` (NULL for functions returning a pointer) with its message, never as success."""
 
-    @functools.wraps(fn)
-    def call(*args):
-        try:
-            return fn(*args)
-        except Exception as exc:  # a bug of ours, reported as one
-            name = fn.__name__
-            return _report(fail(internal, f"{name}: internal error: {type(exc).__name__}: {exc}")) if internal else 0
+    def onerror(exc_type, exc, traceback) -> int | None:
+        status = fail(internal or C.ACLNN_ERR_INNER, f"{name}: internal error: {exc_type.__name__}: {exc}")
+        _report(status)
+        return internal if internal else None  # None: def_extern's `error` value, 0
 
-    return call
+    return onerror
 
 
 def _string(p: int) -> str | None:
@@ -314,13 +311,6 @@ def aclGetDataType(handle: int, p: int) -> int:
 # ------------------------------------------------------------------------------ executors
 
 
-def _stand_in(ex: Executor, state: int) -> Executor:
-    """What a dead executor handle answers with: its API and state, nothing it kept alive."""
-    dead = Executor(ex.api, 0, None, (), 0, None, (), ())
-    dead.state = state
-    return dead
-
-
 def aclSetAclOpExecutorRepeatable(handle: int) -> int:
     if not handle:
         return _report(fail(INNER_NULL, "aclSetAclOpExecutorRepeatable: executor is nullptr"))
@@ -333,7 +323,7 @@ def aclDestroyAclOpExecutor(handle: int) -> int:
     ex = executors.get(handle)
     ret = aclnn.aclDestroyAclOpExecutor(ex)
     if ret == 0 and isinstance(ex, Executor):
-        executors.kill(handle, _stand_in(ex, DESTROYED))
+        executors.kill(handle, (ex.api, DESTROYED))
     return _report(ret)
 
 
@@ -349,39 +339,52 @@ def aclnnFinalize() -> int:
 
 
 def phase1(op) -> Callable:
-    """aclnn<Op>GetWorkspaceSize(inputs..., scalars..., outputs..., workspaceSize*, executor**)."""
+    """aclnn<Op>GetWorkspaceSize(inputs..., scalars..., outputs..., workspaceSize*, executor**).
+
+    Generated with the operator's arity, so a call is a handful of dict lookups around the
+    runtime's phase 1 (a live handle in one C-level lookup, the rest only when it is not live)."""
     kinds = ["t"] * len(op.inputs) + ["i" if s.kind == "int" else "s" for s in op.scalars] + ["t"] * len(op.outputs)
-    getters = [tensors.get if k == "t" else scalars.get if k == "s" else None for k in kinds]
+    names = [f"a{i}" for i in range(len(kinds))]
+    look = {"t": "(T({0}) or TG({0})) if {0} else None", "s": "(S({0}) or SG({0})) if {0} else None", "i": "{0}"}
+    objs = ", ".join(look[k].format(n) for k, n in zip(kinds, names))
     name = f"{op.api}GetWorkspaceSize"
-    check, put_u64, put_ptr = api.phase1, _lib.aclgen_put_u64, _lib.aclgen_put_ptr
+    source = (
+        f"def get_workspace_size({', '.join(names)}, ws_out, ex_out):\n"
+        f"    if not ws_out or not ex_out:\n"
+        f"        return nullptr_out(ws_out)\n"
+        f"    size, ex, ret = check(op, ({objs},))\n"
+        f"    if ret or ex is None:\n"
+        f"        return report(ret)\n"
+        f"    put_plan(ws_out, size, ex_out, add(ex))\n"
+        f"    return 0\n"
+    )
 
-    def get_workspace_size(*args):
-        *values, ws_out, ex_out = args
-        if not ws_out or not ex_out:
-            return _report(fail(NULL, f"{name}: {'workspaceSize' if not ws_out else 'executor'} is nullptr"))
-        objs = tuple((get(v) if v else None) if get is not None else v for get, v in zip(getters, values))
-        size, ex, ret = check(op, objs)
-        if ret or ex is None:
-            return _report(ret)
-        put_u64(ws_out, size)
-        put_ptr(ex_out, executors.add(ex))
-        return 0
+    def nullptr_out(ws_out: int) -> int:
+        return _report(fail(NULL, f"{name}: {'workspaceSize' if not ws_out else 'executor'} is nullptr"))
 
-    get_workspace_size.__name__ = name
-    return get_workspace_size
+    namespace = {"T": tensors.live, "TG": tensors.get, "S": scalars.live, "SG": scalars.get, "op": op,
+                 "check": api.phase1, "report": _report, "nullptr_out": nullptr_out, "add": executors.add,
+                 "put_plan": _lib.aclgen_put_plan}
+    exec(compile(source, f"<aclgen C ABI {name}>", "exec"), namespace)
+    fn = namespace["get_workspace_size"]
+    fn.__name__ = name
+    return fn
 
 
 def phase2(op) -> Callable:
     """aclnn<Op>(workspace, workspaceSize, executor, stream); a consumed executor's handle dies."""
     api_name = op.api
+    live_ex, get_ex, live_stream, get_stream = executors.live, executors.get, streams.live, streams.get
+    kill = executors.kill
 
     def run(workspace: int, size: int, handle: int, stream: int) -> int:
-        ex = executors.get(handle) if handle else None
-        ret = execute(api_name, workspace or None, size, ex, streams.get(stream) if stream else None)
+        ex = (live_ex(handle) or get_ex(handle)) if handle else None
+        s = (live_stream(stream) or get_stream(stream)) if stream else None
+        ret = execute(api_name, workspace or None, size, ex, s)
         if ret:
             return _report(ret)
-        if isinstance(ex, Executor) and ex.state == CONSUMED:
-            executors.kill(handle, _stand_in(ex, CONSUMED))
+        if type(ex) is Executor and ex.state == CONSUMED:  # (execute succeeded: it is one)
+            kill(handle, (api_name, CONSUMED))
         return 0
 
     run.__name__ = api_name
@@ -419,7 +422,7 @@ def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]
         fn = here[name]
         if fn.__code__.co_name in ("aclCreateTensor", "aclCreateScalar"):
             internal = 0  # pointer results: NULL
-        ffi.def_extern(name=name)(_guarded(fn, internal))
+        ffi.def_extern(name=name, error=internal, onerror=_on_error(name, internal))(fn)
     for name in exported_operators:
         op = lookup(name)
         if op is None or op.name != name:
@@ -427,5 +430,5 @@ def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]
             first, second = _missing(f"aclnn{name}GetWorkspaceSize", why), _missing(f"aclnn{name}", why)
         else:
             first, second = phase1(op), phase2(op)
-        ffi.def_extern(name=f"aclnn{name}GetWorkspaceSize")(_guarded(first, C.ACLNN_ERR_INNER))
-        ffi.def_extern(name=f"aclnn{name}")(_guarded(second, C.ACLNN_ERR_INNER))
+        for fn in (first, second):
+            ffi.def_extern(name=fn.__name__, error=C.ACLNN_ERR_INNER, onerror=_on_error(fn.__name__, C.ACLNN_ERR_INNER))(fn)
