@@ -23,6 +23,7 @@ from aclgen.runtime import soc as _soc
 from aclgen.runtime import tensor as _tensor
 from aclgen.runtime.errors import AclError as _AclError
 from aclgen.runtime.errors import fail as _fail
+from aclgen.runtime.errors import kind_of as _kind_of
 from aclgen.runtime.errors import recent as _recent
 from aclgen.runtime.errors import set_recent as _set_recent
 from aclgen.runtime.scalar import AclScalar
@@ -91,7 +92,7 @@ def _destroy(name: str, obj, kind) -> int:
         return _C.ACLNN_SUCCESS  # like C's delete of nullptr
     if type(obj) is not kind:
         return _fail(_C.ACLNN_ERR_PARAM_INVALID, f"{name}: expected an {kind.__name__[0].lower()}{kind.__name__[1:]}, "
-                                                 f"got {type(obj).__name__}")
+                                                 f"got {_kind_of(obj)}")
     if obj.destroyed:
         return _fail(_C.ACLNN_ERR_PARAM_INVALID, f"{name}: already destroyed")
     obj.destroyed = True

@@ -38,6 +38,10 @@ class UnknownPointer:
     def __repr__(self) -> str:
         return f"UnknownPointer(0x{self.address:x})"
 
+    @property
+    def described_as(self) -> str:  # what messages call it (runtime/errors.py kind_of)
+        return f"0x{self.address:x}, a pointer aclgen never returned as one"
+
 
 class Handles(Generic[T]):
     """The live and recently dead objects of one kind, by handle. Handles are distinct per kind

@@ -16,7 +16,7 @@ from __future__ import annotations
 from operator import index
 
 from aclgen.runtime import constants as C
-from aclgen.runtime.errors import AclError
+from aclgen.runtime.errors import AclError, kind_of
 from aclgen.runtime.scalar import AclScalar
 from aclgen.runtime.soc import settings
 from aclgen.runtime.tensor import AclTensor, fmt_dims
@@ -87,7 +87,7 @@ class Call:
         if value is None:
             return self.error(NULL, f"{name} is nullptr")
         if type(value) is not kind:
-            return self.error(INVALID, f"{name} must be {what}, got {type(value).__name__}")
+            return self.error(INVALID, f"{name} must be {what}, got {kind_of(value)}")
         return self.error(INVALID, f"{name} was destroyed")
 
     def integer(self, name: str) -> int:

@@ -31,6 +31,12 @@ def recent() -> str:
     return getattr(_local, "message", "")
 
 
+def kind_of(value) -> str:
+    """How a message names a value of the wrong kind: its type, or what the value says it is
+    (the C ABI's unknown pointers say which address aclgen never returned)."""
+    return getattr(value, "described_as", None) or type(value).__name__
+
+
 def fail(status: int, message: str) -> int:
     """Record `message` for this thread and return `status` (the failure path of every API)."""
     _local.message = message

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
-from aclgen.runtime.errors import AclError, fail
+from aclgen.runtime.errors import AclError, fail, kind_of
 from aclgen.runtime.stream import EAGER_NUMEL, Stream
 from aclgen.runtime.tensor import NUMPY_OF_CODE, contiguous_strides
 
@@ -93,7 +93,7 @@ def execute(api: str, workspace, workspace_size, executor, stream) -> int:
     if executor is None:
         return fail(C.ACLNN_ERR_PARAM_NULLPTR, f"{api}: executor is nullptr")
     if type(executor) is not Executor:
-        return fail(C.ACLNN_ERR_PARAM_INVALID, f"{api}: executor must be an aclOpExecutor, got {type(executor).__name__}")
+        return fail(C.ACLNN_ERR_PARAM_INVALID, f"{api}: executor must be an aclOpExecutor, got {kind_of(executor)}")
     if executor.api != api:
         return fail(C.ACLNN_ERR_PARAM_INVALID,
                     f"{api}: executor was made by {executor.api}GetWorkspaceSize, not {api}GetWorkspaceSize")
@@ -117,7 +117,7 @@ def execute(api: str, workspace, workspace_size, executor, stream) -> int:
         what = "was destroyed" if executor.state == DESTROYED else "was already run and is not repeatable"
         return fail(C.ACLNN_ERR_PARAM_INVALID, f"{api}: executor {what}")
     if stream is not None and (type(stream) is not Stream or stream.destroyed):
-        what = "was destroyed" if type(stream) is Stream else f"must be an aclrtStream, got {type(stream).__name__}"
+        what = "was destroyed" if type(stream) is Stream else f"must be an aclrtStream, got {kind_of(stream)}"
         return fail(C.ACLNN_ERR_PARAM_INVALID, f"{api}: stream {what}")
     if not executor.repeatable:
         executor.state = CONSUMED
@@ -143,7 +143,7 @@ def set_repeatable(executor) -> int:
         return fail(C.ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is nullptr")
     if type(executor) is not Executor:
         return fail(C.ACLNN_ERR_PARAM_INVALID, f"aclSetAclOpExecutorRepeatable: executor must be an aclOpExecutor, "
-                                               f"got {type(executor).__name__}")
+                                               f"got {kind_of(executor)}")
     if executor.state != READY:
         what = "was destroyed" if executor.state == DESTROYED else "was already run"
         return fail(C.ACLNN_ERR_PARAM_INVALID, f"aclSetAclOpExecutorRepeatable: executor {what}")
@@ -156,7 +156,7 @@ def destroy(executor) -> int:
         return fail(C.ACLNN_ERR_PARAM_NULLPTR, "aclDestroyAclOpExecutor: executor is nullptr")
     if type(executor) is not Executor:
         return fail(C.ACLNN_ERR_PARAM_INVALID, f"aclDestroyAclOpExecutor: executor must be an aclOpExecutor, "
-                                               f"got {type(executor).__name__}")
+                                               f"got {kind_of(executor)}")
     if executor.state == DESTROYED:
         return fail(C.ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor: executor was already destroyed")
     executor.state = DESTROYED

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
-from aclgen.runtime.errors import AclError, fail
+from aclgen.runtime.errors import AclError, fail, kind_of
 from aclgen.runtime.stream import Stream, live_streams
 
 _device: int | None = None
@@ -56,7 +56,7 @@ def create_stream() -> tuple[Stream, int]:
 
 def _stream(name: str, stream) -> Stream | int:
     if type(stream) is not Stream:
-        return fail(C.ACL_ERROR_INVALID_PARAM, f"{name}: expected an aclrtStream, got {type(stream).__name__}")
+        return fail(C.ACL_ERROR_INVALID_PARAM, f"{name}: expected an aclrtStream, got {kind_of(stream)}")
     if stream.destroyed:
         return fail(C.ACL_ERROR_INVALID_PARAM, f"{name}: the stream was destroyed")
     return stream
