@@ -3,9 +3,10 @@
 Key (sha256 of a JSON document, `key_material`): operator name, a digest of the formula's
 bytecode (constants, names, the values of the globals and closure cells it reads, and the
 helper functions it calls, recursively), argument names, dtypes, rank after merging, per-operand
-layout classes, parameter kinds and slot types, every `Options` field, the host's triple, CPU and
-features, the compiler version (a hash of every aclgen/**/*.py), and the xdsl and llvmlite
-versions. Knobs that do not change code (threads, SoC profile, the cache's own) stay out.
+layout classes, parameter kinds and slot types, every `Options` field, the target's triple, CPU
+and feature string (this machine's, or what ACLGEN_CPU_NAME / ACLGEN_CPU_FEATURES name: a kernel
+for haswell and one for this machine are two entries), the compiler version (a hash of every
+aclgen/**/*.py), and the xdsl and llvmlite versions. Knobs that do not change code (threads, SoC profile, the cache's own) stay out.
 
 Entry file `<name>-<variant>-<key prefix>.aclk`:
 
@@ -17,6 +18,10 @@ sha256 covers everything before it. A file with a bad magic, version, checksum, 
 or any parse error, is ignored (and replaced by the recompiled entry): an entry is never
 trusted beyond what it proves. Writes go to a temporary file in the same directory and
 `os.replace` into place, so readers see an old entry or a new one, never half of one.
+
+Every kernel that runs comes from here, so this is where a target this machine cannot run is
+refused (`fetch`: UnsupportedTarget, aclgen/codegen/target.py), before anything is compiled or
+loaded; aclgen.compiler compiles for any target without running.
 
 A hit loads the object code into MCJIT (aclgen/codegen/jit.py) without importing xDSL or the
 compiler; the stage texts are decompressed on the first access of `kernel.ir`. An entry written
@@ -396,6 +401,9 @@ def fetch(formula: Callable, name: str, variant: Variant, params: Sequence[Param
           options: Options, compile_fn: Callable[..., Kernel] | None = None) -> Kernel:
     """The kernel for these inputs: from the on-disk cache when a valid entry exists (unless
     ACLGEN_ALWAYS_COMPILE=1), else compiled and stored."""
+    from aclgen.codegen.target import host
+
+    host().check_runnable()
     k = knobs()
     material = key_material(formula, name, variant, params, names, options)
     key = entry_key(material)
@@ -424,16 +432,20 @@ def fetch(formula: Callable, name: str, variant: Variant, params: Sequence[Param
 
 
 class Kernels:
-    """This process's kernels by (operator, variant, options); a variant not seen yet comes
-    from `fetch` (disk or compiler). `op` is an aclgen.declaration.Operator, compared by identity:
-    two declarations may share a name but not their kernels."""
+    """This process's kernels by (operator, variant, options, target); a variant not seen yet
+    comes from `fetch` (disk or compiler). `op` is an aclgen.declaration.Operator, compared by
+    identity: two declarations may share a name but not their kernels. The target
+    (ACLGEN_CPU_NAME / ACLGEN_CPU_FEATURES, else this machine) is in the key because Options does
+    not hold it."""
 
     def __init__(self):
         self._kernels: dict[tuple, Kernel] = {}
         self._lock = threading.Lock()
 
     def get(self, op, variant: Variant, options: Options) -> Kernel:
-        key = (op, variant, options)
+        from aclgen.codegen.target import host
+
+        key = (op, variant, options, host().key)
         k = self._kernels.get(key)
         if k is not None:
             stats["memory_hits"] += 1

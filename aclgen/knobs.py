@@ -6,14 +6,24 @@
 | ACLGEN_VECTOR_WIDTH | int (0 = host native) | 0 | yes |
 | ACLGEN_FMA | auto/on/off | auto | yes |
 | ACLGEN_OPT_LEVEL | int 0-3 | 3 | yes |
+| ACLGEN_CPU_NAME | LLVM CPU name ("" or host: this machine's) | "" | yes (as the target CPU) |
+| ACLGEN_CPU_FEATURES | LLVM feature string (+avx2,-avx512f,...) | "" | yes (as the target features) |
 | ACLGEN_THREADS | int (0 = all cores) | 0 | no (a launch parameter) |
 | ACLGEN_SOC_VERSION | str | Ascend910B | no |
 | ACLGEN_CACHE_DIR | path | $XDG_CACHE_HOME/aclgen or ~/.cache/aclgen | no (where the cache lives) |
 | ACLGEN_ALWAYS_COMPILE | 0/1 | 0 | no (1: never read the on-disk cache; entries are still written) |
 | ACLGEN_DEBUG | 0/1 | 0 | no (1: the CLI shows Python tracebacks instead of one-line errors) |
 
+ACLGEN_CPU_NAME and ACLGEN_CPU_FEATURES follow numba's NUMBA_CPU_NAME and NUMBA_CPU_FEATURES:
+the CPU kernels are generated for (an LLVM name: haswell, skylake-avx512, znver4, x86-64-v3,
+generic; "host" or unset: this machine) and an LLVM feature string applied on top of that CPU's
+own features (unset: this machine's features when the CPU is the host's, else the named CPU's own,
+as LLVM models it; numba would keep the host's). Kernels for a target whose features this machine
+lacks can be compiled and printed (`aclgen compile --emit asm`) but are refused when run
+(aclgen/codegen/target.py).
+
 The cache key also holds what no knob sets: the formula's bytecode, dtypes, rank, layouts,
-parameter types, the host's triple/CPU/features, a hash of aclgen's own sources and the xdsl and
+parameter types, the target's triple/CPU/features (above), a hash of aclgen's own sources and the xdsl and
 llvmlite versions (aclgen/cache.py).
 
 `knobs()` is cheap: the parsed settings are kept and re-read only when one of the variables
@@ -33,6 +43,8 @@ NAMES = (
     "ACLGEN_VECTOR_WIDTH",
     "ACLGEN_FMA",
     "ACLGEN_OPT_LEVEL",
+    "ACLGEN_CPU_NAME",
+    "ACLGEN_CPU_FEATURES",
     "ACLGEN_THREADS",
     "ACLGEN_SOC_VERSION",
     "ACLGEN_CACHE_DIR",
@@ -44,6 +56,7 @@ NAMES = (
 # os.environ's per-call encoding (a microsecond a variable). Elsewhere: plain os.environ.
 _env_data = getattr(os.environ, "_data", None)
 _env_keys = tuple(os.environ.encodekey(k) for k in NAMES) if _env_data is not None else NAMES
+_CPU_KEYS = _env_keys[NAMES.index("ACLGEN_CPU_NAME") : NAMES.index("ACLGEN_CPU_FEATURES") + 1]
 
 
 def _env(name: str, default, cast):
@@ -78,6 +91,8 @@ class Knobs:
     vector_width: int
     fma: str
     opt_level: int
+    cpu_name: str
+    cpu_features: str
     threads: int
     soc_version: str
     cache_dir: str
@@ -90,6 +105,8 @@ class Knobs:
             vector_width=_env("ACLGEN_VECTOR_WIDTH", 0, int),
             fma=_env("ACLGEN_FMA", "auto", str),
             opt_level=_env("ACLGEN_OPT_LEVEL", 3, int),
+            cpu_name=_env("ACLGEN_CPU_NAME", "", str).strip(),
+            cpu_features=_env("ACLGEN_CPU_FEATURES", "", str).strip(),
             threads=_env("ACLGEN_THREADS", 0, int),
             soc_version=_env("ACLGEN_SOC_VERSION", "Ascend910B", str),
             cache_dir=_env("ACLGEN_CACHE_DIR", "", str) or default_cache_dir(),
@@ -107,6 +124,17 @@ def debug() -> bool:
     """ACLGEN_DEBUG: the CLI re-raises errors (tracebacks) instead of printing one line. Read on
     its own, so that it works even while another ACLGEN_* variable is invalid."""
     return os.environ.get("ACLGEN_DEBUG", "") not in ("", "0")
+
+
+def cpu_target() -> tuple[str, str]:
+    """(ACLGEN_CPU_NAME, ACLGEN_CPU_FEATURES), stripped ("" when unset). Read on their own, like
+    `debug`: code generation for the glue and the target's validation (aclgen/codegen/target.py)
+    must not fail because another ACLGEN_* variable is invalid."""
+    d = _env_data if _env_data is not None else os.environ
+    name, feats = d.get(_CPU_KEYS[0]), d.get(_CPU_KEYS[1])
+    if name is None and feats is None:  # the common case: two dict lookups
+        return "", ""
+    return (os.environ.get("ACLGEN_CPU_NAME") or "").strip(), (os.environ.get("ACLGEN_CPU_FEATURES") or "").strip()
 
 
 def environ_keys(names) -> tuple[dict, list] | None:

@@ -3,6 +3,12 @@
     python benchmarks/run_issue4.py                    # the full table (about 5-10 minutes)
     python benchmarks/run_issue4.py --update-readme    # ... and replace README.md's Performance table
     python benchmarks/run_issue4.py --quick            # 1K and 64K float32, 2 rounds: a smoke run
+    python benchmarks/run_issue4.py --isa avx2         # the table with every tool held to AVX2
+
+`--isa avx2` (`aclgen bench --isa`, see aclgen/tools/bench/__init__.py) reruns this script in a
+child process with ACLGEN_CPU_NAME=haswell, NUMBA_CPU_NAME=haswell (and haswell's features) and
+ATEN_CPU_CAPABILITY=avx2, and names its results issue4-avx2.*: on an AVX-512 machine the two runs
+are both code paths measured on one machine. The README's table is the native run's.
 
 It drives `aclgen.tools.bench` (the code behind `aclgen bench`) with issue 4's matrix: all five
 operators, float32 at 1K, 64K, 1M and 16M elements and float16/bfloat16 at 1M, against numpy and,
@@ -23,7 +29,7 @@ import pathlib
 import re
 import sys
 
-from aclgen.tools import bench
+from aclgen.tools import UsageError, bench
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
@@ -116,7 +122,7 @@ def tables(result: dict, every_tool: bool = True) -> str:
     return text + "\n" + targets_markdown(result["targets"]) if result.get("targets") else text
 
 
-def readme_section(result: dict, command: str) -> str:
+def readme_section(result: dict, command: str, name: str = "issue4") -> str:
     m = result["machine"]
     la = result.get("load_average") or {}
     load = f" (load average {la['start']:.1f} at the start, {la['end']:.1f} at the end)" if "end" in la else ""
@@ -126,8 +132,8 @@ def readme_section(result: dict, command: str) -> str:
         f"machine shared with other work{load}: single numbers move with it, ratios less (every tool runs in the "
         f"same interleaved rounds). Reproduce with `{command}` (or `aclgen bench` for the tables alone).\n\n"
         f"{tables(result, every_tool=False).strip()}\n\n"
-        f"Every tool's time per row: `benchmarks/results/issue4.md`; every sample: `issue4.json`; GB/s against "
-        f"size: `issue4.png`.\n"
+        f"Every tool's time per row: `benchmarks/results/{name}.md`; every sample: `{name}.json`; GB/s against "
+        f"size: `{name}.png`.\n"
         f"{END}"
     )
 
@@ -150,7 +156,18 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="directory for issue4.{json,md,png}")
     ap.add_argument("--update-readme", action="store_true", help="put the tables into README.md's Performance section")
     ap.add_argument("--from-json", metavar="FILE", help="render an earlier run's issue4.json instead of measuring")
+    ap.add_argument("--isa", default="native", choices=list(bench.config.ISAS),
+                    help="instruction set every tool is held to (default native; avx2: in a child process)")
+    ap.add_argument("--isa-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    isa = bench.config.isa(args.isa)
+    try:
+        env = {} if args.from_json else bench.config.isa_environment(isa)
+    except UsageError as exc:
+        sys.exit(f"run_issue4.py: {exc}")
+    if env and not args.isa_child:
+        sys.exit(bench.in_child([__file__, *sys.argv[1:], "--isa-child"], env))
+    name = "issue4" if isa.name == "native" else f"issue4-{isa.name}"
 
     cfg = bench.Config(
         ops=bench.config.operators([]),
@@ -158,9 +175,10 @@ def main() -> None:
         tools=bench.config.tools(args.tools),
         rounds=2 if args.quick else args.rounds,
         target_s=args.target_ms / 1e3,
+        isa=isa.name,
         progress=lambda s: print(s, file=sys.stderr, flush=True),
     )
-    command = "python benchmarks/run_issue4.py --update-readme"
+    command = "python benchmarks/run_issue4.py --update-readme" + ("" if isa.name == "native" else f" --isa {isa.name}")
     if args.from_json:
         result = json.loads(pathlib.Path(args.from_json).read_text())
     else:
@@ -170,15 +188,15 @@ def main() -> None:
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if not args.from_json:
-        (out / "issue4.json").write_text(json.dumps(result, indent=1))
-    (out / "issue4.md").write_text(tables(result))
+        (out / f"{name}.json").write_text(json.dumps(result, indent=1))
+    (out / f"{name}.md").write_text(tables(result))
     try:
-        bench.report.plot(result, str(out / "issue4.png"))
+        bench.report.plot(result, str(out / f"{name}.png"))
     except ImportError:
         print("matplotlib is not installed: no plot", file=sys.stderr)
     sys.stdout.write(tables(result))
     if args.update_readme:
-        update_readme(readme_section(result, command))
+        update_readme(readme_section(result, command, name))
         print("README.md: Performance section updated", file=sys.stderr)
 
 

@@ -187,3 +187,70 @@ def test_any_declared_operator(tmp_path):
     assert mine["best_peer"] is None and "no peer implementation" in mine["skipped"]["numpy"]
     assert mine["bytes"] == 3 * 1024 * 4
     assert all(r["best_peer"] == "numpy" and r["mismatch"] == {} for r in rows[1:])
+
+
+def _avx2_runs_here() -> bool:
+    from aclgen.codegen.target import named, real_host
+
+    return real_host().triple.startswith("x86_64") and not named("haswell").missing
+
+
+@pytest.mark.skipif(not _avx2_runs_here(), reason="needs an x86-64 machine that runs AVX2 code")
+def test_bench_isa_avx2_holds_every_tool_to_avx2(tmp_path, capfd):
+    """`--isa avx2` measures in a child process with ACLGEN_CPU_NAME, NUMBA_CPU_NAME/FEATURES and
+    ATEN_CPU_CAPABILITY set; the result and the report say what each tool used."""
+    path = tmp_path / "avx2.json"
+    rc = main(["bench", "--isa", "avx2", "--sizes", "1K", "--dtypes", "float32", "--rounds", "2", "-q",
+               "hardswish_backward", "--target-ms", "0.5", "--json", str(path)])
+    out = capfd.readouterr().out
+    assert rc == 0
+    result = json.loads(path.read_text())
+    isa = result["isa"]
+    assert isa["requested"] == "avx2"
+    assert isa["aclgen"] == {"llvm_cpu": "haswell", "llvm_features": "", "f32_lanes": 8}
+    env = isa["environment"]
+    assert env["ACLGEN_CPU_NAME"] == env["NUMBA_CPU_NAME"] == "haswell" and env["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert "+avx2" in env["NUMBA_CPU_FEATURES"] and "-avx512f" in env["NUMBA_CPU_FEATURES"]
+    if "torch" in isa:  # the peers are optional; where installed they report what they ran
+        assert isa["torch"] == "AVX2"
+    if "numba" in isa:
+        assert isa["numba"] == {"llvm_cpu": "haswell", "llvm_features": "NUMBA_CPU_FEATURES"}
+    assert result["machine"]["llvm_cpu"] == "haswell" and "--isa-child" not in result["command"]
+    (row,) = result["rows"]
+    assert row["error"] is None and row["mismatch"] == {} and _positive(row["us"]["aclgen"])
+    assert "ISA avx2: aclgen haswell (8 f32 lanes)" in out and "| hardswish_backward | float32 | 1K |" in out
+
+
+def test_bench_isa_native_runs_here(tmp_path, monkeypatch):
+    from aclgen.codegen.target import real_host
+
+    monkeypatch.delenv("ACLGEN_CPU_NAME", raising=False)
+    monkeypatch.delenv("ACLGEN_CPU_FEATURES", raising=False)
+    result = _run(tmp_path, "threshold_backward", "--sizes", "1K", "--dtypes", "float32", "--tools", "aclgen",
+                  "--parts", "table", "--isa", "native")
+    assert result["isa"]["requested"] == "native" and result["isa"]["environment"] == {}
+    assert result["isa"]["aclgen"] == {"llvm_cpu": real_host().cpu, "llvm_features": "host",
+                                       "f32_lanes": real_host().f32_lanes}
+
+
+def test_bench_refuses_an_isa_this_machine_lacks(capsys):
+    from aclgen.codegen.target import named, real_host
+
+    if not real_host().triple.startswith("x86_64") or not named("skylake-avx512").missing:
+        pytest.skip("this machine runs AVX-512 code")
+    assert main(["bench", "--isa", "avx512", "--sizes", "1K", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "--isa avx512: this machine" in err and "avx512f" in err
+
+
+def test_bench_child_gets_the_same_arguments():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    bench.add_subcommand(parser.add_subparsers())
+    argv = ["bench", "a", "b.py:C", "--sizes", "1K,2K", "--dtypes", "float16", "--tools", "aclgen,numba",
+            "--parts", "table", "--rounds", "3", "--target-ms", "2.5", "--compile-reps", "2", "--json", "x.json",
+            "--isa", "avx2", "-q"]
+    args = parser.parse_args(argv)
+    again = parser.parse_args(["bench", *bench._argv(args)])
+    assert vars(again) == vars(args)

@@ -226,6 +226,37 @@ def test_key_changes_with_everything_that_changes_code():
     assert len(set(others.values()) | {base}) == len(others) + 1, others
 
 
+def test_key_holds_the_target_cpu(monkeypatch):
+    """ACLGEN_CPU_NAME / ACLGEN_CPU_FEATURES change the code, so the key (aclgen/codegen/target.py)."""
+    from aclgen.codegen.target import real_host
+
+    monkeypatch.delenv("ACLGEN_CPU_NAME", raising=False)
+    monkeypatch.delenv("ACLGEN_CPU_FEATURES", raising=False)
+    base = key()
+    assert material()["target"] == real_host().key
+    keys = {"": base}
+    for name, feats in (("haswell", ""), ("generic", ""), ("generic", "+avx2"), ("", "-avx"), ("host", "")):
+        monkeypatch.setenv("ACLGEN_CPU_NAME", name)
+        monkeypatch.setenv("ACLGEN_CPU_FEATURES", feats)
+        keys[f"{name}/{feats}"] = key()
+    assert keys["host/"] == base  # "host" is this machine
+    del keys["host/"]
+    assert len(set(keys.values())) == len(keys), keys
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 CPU names")
+def test_two_targets_are_two_entries(tmp_path):
+    """A process per target: each writes its own entry, and each finds its own on the next run."""
+    first = call(tmp_path, {"ACLGEN_CPU_NAME": "generic"})
+    second = call(tmp_path, {"ACLGEN_CPU_NAME": "x86-64-v2"})
+    assert first["compiles"] == second["compiles"] == 1
+    assert len(entry_files(tmp_path)) == 2
+    again = call(tmp_path, {"ACLGEN_CPU_NAME": "generic"})
+    assert again["disk_hits"] == 1 and again["compiles"] == 0
+    native = call(tmp_path)  # this machine: a third entry
+    assert native["compiles"] == 1 and len(entry_files(tmp_path)) == 3
+
+
 def test_key_covers_every_options_field():
     """A new Options field must enter the key (it changes code by definition)."""
     import dataclasses

@@ -44,6 +44,30 @@ def test_vector_width_compare_and_select():
     assert re.search(rf"fcmp \w+ <{lanes} x float>", ir) and re.search(rf"select <{lanes} x i1>", ir)
 
 
+@pytest.mark.skipif(not host().triple.startswith("x86_64"), reason="x86-64 CPU names")
+def test_vector_width_follows_the_target_cpu():
+    """ACLGEN_CPU_NAME sets the f32 lanes vectorize-elementwise widens (twice them here), and each
+    target is its own kernel in memory (aclgen/cache.py's key holds it)."""
+    from aclgen.codegen.target import named
+    from aclgen.knobs import overridden
+
+    widths = {}
+    for cpu in ("generic", "haswell"):
+        if named(cpu).missing:
+            continue
+        with overridden(ACLGEN_CPU_NAME=cpu):
+            k = kernel("hardswish_backward", "float32")
+            widths[cpu] = k
+            assert f"<{2 * named(cpu).f32_lanes} x float>" in k.ir["llvm"], cpu
+            assert k.native.target is named(cpu)
+    if "generic" in widths:
+        assert "ymm" not in widths["generic"].asm and "xmm" in widths["generic"].asm
+    if "haswell" in widths:
+        assert "ymm" in widths["haswell"].asm and "zmm" not in widths["haswell"].asm
+    assert kernel("hardswish_backward", "float32").native.target is host()  # the override ended
+    assert len({id(k) for k in widths.values()}) == len(widths)
+
+
 def test_noalias_variant():
     assert "noalias" in kernel("threshold_backward", "float32", noalias=True).ir["llvm-ir"]
     assert "noalias" not in kernel("threshold_backward", "float32").ir["llvm-ir"]

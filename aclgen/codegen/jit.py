@@ -1,4 +1,8 @@
-"""LLVM IR -> native code: O3 for the host CPU, one object file, loaded into MCJIT.
+"""LLVM IR -> native code: O3 for the target CPU, one object file, loaded into MCJIT.
+
+The target is `host()` (aclgen/codegen/target.py): this machine, or the CPU ACLGEN_CPU_NAME /
+ACLGEN_CPU_FEATURES name. Loading an object into MCJIT only places and relocates it, so code for
+any target may be loaded and printed; running it is the compile cache's decision (aclgen/cache.py).
 
 The object file is what the compile cache stores: `load_object` turns it back into a callable
 engine without LLVM's optimizer or code generator (and without xDSL).
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 
-from aclgen.codegen.target import host, new_target_machine
+from aclgen.codegen.target import Host, host, new_target_machine
 
 
 def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> None:
@@ -41,6 +45,7 @@ class NativeCode:
     object_code: bytes
     module: llvm.ModuleRef | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    target: Host | None = None  # the CPU the code was generated for
 
     def address(self, name: str) -> int:
         addr = self.engine.get_function_address(name)
@@ -107,11 +112,12 @@ def check_object(obj: bytes) -> bool:
 
 
 def optimized_module(llvm_ir: str, opt_level: int = 3) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
-    """Parse, verify and optimize LLVM IR for the host; returns the module and its target machine."""
+    """Parse, verify and optimize LLVM IR for the target; returns the module and its target machine."""
+    target = host()
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
-    tm = new_target_machine(opt_level)
-    mod.triple = host().triple
+    tm = new_target_machine(opt_level, target)
+    mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     optimize(mod, tm, opt_level)
     return mod, tm
@@ -119,11 +125,13 @@ def optimized_module(llvm_ir: str, opt_level: int = 3) -> tuple[llvm.ModuleRef, 
 
 def load_object(obj: bytes, opt_level: int = 3, module: llvm.ModuleRef | None = None,
                 seconds: dict[str, float] | None = None) -> NativeCode:
-    """An engine running object code made by `jit` (in this process or read from the cache)."""
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(opt_level))
+    """An engine holding object code made by `jit` (in this process or read from the cache) for
+    the current target."""
+    target = host()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(opt_level, target))
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
-    return NativeCode(engine, obj, module, dict(seconds or {}))
+    return NativeCode(engine, obj, module, dict(seconds or {}), target)
 
 
 def jit(llvm_ir: str, opt_level: int = 3) -> NativeCode:

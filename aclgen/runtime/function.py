@@ -37,7 +37,7 @@ from aclgen.runtime.soc import on_settings_change
 
 # the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
 PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
-              "ACLGEN_SOC_VERSION")
+              "ACLGEN_SOC_VERSION", "ACLGEN_CPU_NAME", "ACLGEN_CPU_FEATURES")
 
 
 def _representable(a: np.ndarray) -> bool:

@@ -49,6 +49,20 @@ writes out in halves, so its size is yGrad's (x and out have 2N). Without --size
 default matrix runs: float32 at 1K, 64K, 1M, 16M and float16, bfloat16 at 1M; giving either
 option runs the full product of the two lists.
 
+`--isa avx2` measures every tool held to AVX2 on any x86-64 machine that has it (both code
+paths on one AVX-512 machine: `aclgen bench` and `aclgen bench --isa avx2`): aclgen with
+ACLGEN_CPU_NAME=haswell (its kernels are AVX2 code: aclgen/codegen/target.py), numba with
+NUMBA_CPU_NAME=haswell and NUMBA_CPU_FEATURES set to haswell's exact features (numba alone would
+keep the host's features), torch with ATEN_CPU_CAPABILITY=avx2 (its eager kernels and
+torch.compile's C++). numba and torch read these once, when imported or first used, so the
+measurement runs in a child process started with them (`aclgen bench ... --isa avx2` again, the
+child's output is the command's); setting them in this process could come too late (a caller
+that already imported torch or numba) and would leave this process's kernels, plans and replays
+on the host's code. `--isa native` (the default) runs here, in the environment as it is. An ISA
+this machine cannot run is refused before anything starts. The result's `isa` and the report's
+"ISA" line say what each tool used: the LLVM CPU aclgen compiled for, torch's reported CPU
+capability and torch.compile's vector ISA, numba's CPU.
+
 `calls` times the small-call costs at 1K float32 (an `aclgen.ops` call, a repeatable aclnn
 executor re-run, the full two-phase call, and the peers' calls). `compile` times a new kernel
 variant compiled cold, the peers' compile times (numba parallel njit, torch.compile), and a
@@ -59,11 +73,13 @@ a past work item's targets and checks them against a result.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime
 import json
 import os
 import sys
+from collections.abc import Sequence
 
 from aclgen.tools import UsageError
 from aclgen.tools.bench import config, peers, report, table, timing
@@ -86,7 +102,8 @@ def measure(cfg: Config) -> dict:
     result: dict = {
         "version": 1,
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "command": "aclgen bench " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["bench"] else None,
+        "command": "aclgen bench " + " ".join(a for a in sys.argv[2:] if a != _CHILD) if sys.argv[1:2] == ["bench"] else None,
+        "isa": report.isa(cfg.isa, cfg.tools),
         "machine": report.machine(),
         "load_average": None if load is None else {"start": load},
         "versions": report.versions(),
@@ -142,8 +159,43 @@ def add_subcommand(sub) -> None:
     s.add_argument("--compile-reps", type=int, default=3, help="compiles per tool in the compile part (median; default 3)")
     s.add_argument("--json", metavar="FILE", help="write every number (samples included) as JSON")
     s.add_argument("--plot", metavar="FILE.png", help="draw GB/s against size per tool (needs matplotlib)")
+    s.add_argument("--isa", default="native", choices=list(config.ISAS),
+                   help="instruction set every tool is held to: native (default: this machine's best), avx2 "
+                   "(aclgen and numba generate haswell code, torch runs its AVX2 kernels; in a child process), avx512")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    s.add_argument(_CHILD, action="store_true", help=argparse.SUPPRESS)  # set by run() for its child
     s.set_defaults(func=run)
+
+
+_CHILD = "--isa-child"  # the child of an --isa run: the environment is already the ISA's
+
+
+def _argv(args) -> list[str]:
+    """The command line of `args` (what run() passes to its child)."""
+    argv = list(args.ops)
+    for flag, value in (("--sizes", args.sizes), ("--dtypes", args.dtypes), ("--tools", args.tools),
+                        ("--parts", args.parts), ("--rounds", args.rounds), ("--target-ms", args.target_ms),
+                        ("--compile-reps", args.compile_reps), ("--json", args.json), ("--plot", args.plot),
+                        ("--isa", args.isa)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + (["--quiet"] if args.quiet else [])
+
+
+def in_child(argv: Sequence[str], env: dict[str, str | None]) -> int:
+    """`python ARGV...` in a child process with this process's environment and `env` over it
+    (None: removed), importing this aclgen (its directory leads PYTHONPATH); the exit status. Its
+    output is this command's (inherited stdout and stderr)."""
+    import subprocess
+
+    import aclgen
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(aclgen.__file__)))
+    environ = {k: v for k, v in os.environ.items() if k not in env} | {k: v for k, v in env.items() if v is not None}
+    environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return subprocess.run([sys.executable, *argv], env=environ).returncode
 
 
 def run(args) -> int:
@@ -153,6 +205,8 @@ def run(args) -> int:
         raise UsageError("--rounds must be >= 1")
     if args.target_ms <= 0 or args.compile_reps < 1:
         raise UsageError("--target-ms must be > 0 and --compile-reps >= 1")
+    isa = config.isa(args.isa)
+    env = config.isa_environment(isa)
     if args.plot:
         try:
             import matplotlib  # noqa: F401  # pyright: ignore[reportMissingImports]  (optional: the [bench] extra)
@@ -166,8 +220,13 @@ def run(args) -> int:
         rounds=args.rounds,
         target_s=args.target_ms / 1e3,
         compile_reps=args.compile_reps,
+        isa=isa.name,
         progress=None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True)),
     )
+    if env and not args.isa_child:  # the arguments are valid: measure in a child with the ISA's variables
+        # -P: no working directory on sys.path, so this aclgen (PYTHONPATH) is the one imported
+        main = "import sys; from aclgen.cli import main; sys.exit(main(sys.argv[1:]))"
+        return in_child(["-P", "-c", main, "bench", *_argv(args), _CHILD], env)
     result = measure(cfg)
     sys.stdout.write(report.markdown(result))
     if args.json:

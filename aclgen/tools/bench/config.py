@@ -19,6 +19,47 @@ DEFAULT_MATRIX = [("float32", n) for n in (1 << 10, 1 << 16, 1 << 20, 1 << 24)] 
 ]
 
 
+@dataclass(frozen=True)
+class Isa:
+    """An instruction set every tool is held to: aclgen through ACLGEN_CPU_NAME=`cpu`, numba
+    through NUMBA_CPU_NAME=`cpu` and NUMBA_CPU_FEATURES (that CPU's exact features), torch (eager
+    kernels and torch.compile's C++) through ATEN_CPU_CAPABILITY=`aten`. `native`: none is set."""
+
+    name: str
+    cpu: str = ""  # LLVM CPU name ("": the host)
+    aten: str = ""  # torch's ATEN_CPU_CAPABILITY ("": torch picks the host's best)
+
+
+ISAS = {
+    "native": Isa("native"),
+    "avx2": Isa("avx2", "haswell", "avx2"),
+    "avx512": Isa("avx512", "skylake-avx512", "avx512"),
+}
+
+
+def isa(name: str) -> Isa:
+    if name not in ISAS:
+        raise UsageError(f"--isa: unknown instruction set {name!r}; known: {', '.join(ISAS)}")
+    return ISAS[name]
+
+
+def isa_environment(choice: Isa) -> dict[str, str | None]:
+    """The variables a process measuring `choice` starts with (None: removed). Raises UsageError
+    when this machine cannot run that instruction set."""
+    from aclgen.codegen.target import named, real_host
+
+    if not choice.cpu:
+        return {}
+    target = named(choice.cpu)
+    if target.missing:
+        raise UsageError(f"--isa {choice.name}: this machine ({real_host().cpu}) lacks {', '.join(target.missing)}, "
+                         f"so {choice.cpu} code cannot run here (ACLGEN_CPU_NAME={choice.cpu} aclgen compile OP "
+                         "--emit asm prints it)")
+    return {"ACLGEN_CPU_NAME": choice.cpu, "ACLGEN_CPU_FEATURES": None,
+            "NUMBA_CPU_NAME": choice.cpu, "NUMBA_CPU_FEATURES": target.explicit_features,
+            "ATEN_CPU_CAPABILITY": choice.aten}
+
+
 @dataclass
 class Config:
     ops: list = field(default_factory=list)  # declared operators (default: the built-ins)
@@ -28,6 +69,7 @@ class Config:
     rounds: int = 7
     target_s: float = 0.02
     compile_reps: int = 3
+    isa: str = "native"  # recorded in the result; run() sets the environment it needs
     progress: Callable[[str], None] | None = None
 
 

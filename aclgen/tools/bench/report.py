@@ -8,7 +8,7 @@ import os
 import platform
 
 from aclgen.tools import UsageError
-from aclgen.tools.bench.peers import TOOLS
+from aclgen.tools.bench.peers import TOOLS, need
 from aclgen.tools.bench.timing import CALLS_OP
 
 
@@ -45,13 +45,61 @@ def machine() -> dict:
     with contextlib.suppress(Exception):
         from aclgen.codegen.target import host
 
-        info["llvm_cpu"] = host().cpu
-        info["f32_lanes"] = host().f32_lanes
+        h = host()
+        info["llvm_cpu"] = h.cpu
+        info["f32_lanes"] = h.f32_lanes
+        if h.override:
+            info["llvm_features"] = h.features
     with contextlib.suppress(Exception):
         from aclgen.knobs import knobs
 
         info["aclgen_knobs"] = knobs().as_dict()
     return info
+
+
+def isa(requested: str, tools) -> dict:
+    """The instruction set each tool generated code for in this process: `requested` (--isa),
+    the variables that set it, aclgen's LLVM target, torch's ATen CPU capability and
+    torch.compile's vector ISA, numba's CPU (only for the tools that run)."""
+    from aclgen.knobs import cpu_target
+
+    env: dict[str, str] = dict(zip(("ACLGEN_CPU_NAME", "ACLGEN_CPU_FEATURES"), cpu_target()))
+    env.update((k, os.environ.get(k, "")) for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "ATEN_CPU_CAPABILITY"))
+    out: dict = {"requested": requested, "environment": {k: v for k, v in env.items() if v}}
+    with contextlib.suppress(Exception):
+        from aclgen.codegen.target import host
+
+        h = host()
+        out["aclgen"] = {"llvm_cpu": h.cpu, "llvm_features": h.features if h.override else "host",
+                         "f32_lanes": h.f32_lanes}
+    if "torch" in tools or "torch.compile" in tools:
+        with contextlib.suppress(Exception):
+            out["torch"] = need("torch").backends.cpu.get_cpu_capability()
+    if "torch.compile" in tools:
+        with contextlib.suppress(Exception):
+            from torch._inductor import cpu_vec_isa  # pyright: ignore[reportMissingImports]
+
+            out["torch.compile"] = str(cpu_vec_isa.pick_vec_isa())
+    if "numba" in tools or "numba-prange" in tools:
+        with contextlib.suppress(Exception):
+            cfg = need("numba").config
+            out["numba"] = {"llvm_cpu": cfg.CPU_NAME or "host",
+                            "llvm_features": "host" if cfg.CPU_FEATURES is None else "NUMBA_CPU_FEATURES"}
+    return out
+
+
+def isa_line(info: dict | None) -> str:
+    """"ISA avx2: aclgen haswell (8 f32 lanes), torch AVX2, torch.compile avx2, numba haswell"."""
+    if not info:
+        return ""
+    parts = []
+    if "aclgen" in info:
+        a = info["aclgen"]
+        parts.append(f"aclgen {a['llvm_cpu']} ({a['f32_lanes']} f32 lanes)")
+    parts += [f"{t} {info[t]}" for t in ("torch", "torch.compile") if t in info]
+    if "numba" in info:
+        parts.append(f"numba {info['numba']['llvm_cpu']}")
+    return f"ISA {info['requested']}: " + ", ".join(parts)
 
 
 def fmt_us(us: float | None) -> str:
@@ -81,6 +129,8 @@ def markdown(result: dict, every_tool: bool = True) -> str:
     load_text = f"; load average {load['start']:.1f} at the start, {load['end']:.1f} at the end" if load and "end" in load else ""
     lines.append(f"aclgen bench, {result['date']}: {m['cpu']}, {m['cores']} cores ({', '.join(m['features'])}); "
                  f"{peers}; {result['rounds']} interleaved round{'s' if result['rounds'] != 1 else ''}, median per tool{load_text}")
+    if result.get("isa"):
+        lines.append(f"{isa_line(result['isa'])}.")
     rows = result.get("rows", [])
     if rows:
         lines += ["", "| op | dtype | size | aclgen µs | best peer | peer µs | × | × of minima | aclgen GB/s | of triad | best peer of triad |",

@@ -1,0 +1,277 @@
+"""ACLGEN_CPU_NAME / ACLGEN_CPU_FEATURES: the CPU kernels are generated for (aclgen/codegen/target.py).
+
+The override changes the code (vector registers, width, FMA), follows numba's conventions, is
+checked before LLVM sees it (an unknown or 32-bit CPU would end the process inside LLVM), and
+code for a CPU this machine cannot run compiles and prints but is refused when run, with an
+error, never a SIGILL. Anything that could run such code runs in a child process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+from aclgen import dtypes as dt
+from aclgen import knobs as knobs_module
+from aclgen.codegen import target as T
+from aclgen.compiler import Options, Variant, compile_variant
+from aclgen.kernel import CompileError
+from aclgen.knobs import cpu_target, fingerprint, knobs, overridden
+from aclgen.ops import OPERATORS
+
+HSB = OPERATORS["hardswish_backward"]
+F32 = Variant((dt.float32, dt.float32), (dt.float32,), 1, ("contiguous",) * 3)
+
+x86_64 = pytest.mark.skipif(not T.real_host().triple.startswith("x86_64"), reason="x86-64 CPU names")
+
+
+def runnable(cpu: str) -> bool:
+    return not T.named(cpu).missing
+
+
+def asm_for(**env: str) -> str:
+    """hardswish_backward float32's assembly for the target `env` names (compiled, never run)."""
+    with overridden(**env):
+        return compile_variant(HSB.formula, "hsb_target", F32, HSB.params, HSB.kernel_arg_names, Options()).asm
+
+
+def aclgen(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ACLGEN_CPU_")} | env
+    return subprocess.run([sys.executable, "-m", "aclgen.cli", *args], env=e, capture_output=True, text=True,
+                          timeout=300, cwd=tempfile.gettempdir())
+
+
+def python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ACLGEN_CPU_")} | env
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True, text=True,
+                          timeout=300, cwd=tempfile.gettempdir())
+
+
+def foreign_cpu() -> str | None:
+    """A CPU whose kernels this machine cannot run (None on a machine that has them all)."""
+    for cpu in ("skylake-avx512", "sapphirerapids", "znver5", "diamondrapids"):
+        if not runnable(cpu):
+            return cpu
+    return None
+
+
+# ------------------------------------------------------------------------------------ the model
+
+
+def test_unset_and_host_are_this_machine(monkeypatch):
+    monkeypatch.delenv("ACLGEN_CPU_NAME", raising=False)
+    monkeypatch.delenv("ACLGEN_CPU_FEATURES", raising=False)
+    real = T.real_host()
+    assert T.host() is real and not real.override and not real.missing
+    for name in ("host", "native", "HOST", " host "):
+        monkeypatch.setenv("ACLGEN_CPU_NAME", name)
+        assert T.host() is real
+    assert real.features == T.real_host().features and (real.has("sse2") or not real.triple.startswith("x86_64"))
+
+
+@x86_64
+def test_a_named_cpu_brings_its_own_features():
+    hsw = T.named("haswell")
+    assert (hsw.cpu, hsw.features) == ("haswell", "")  # LLVM's own model of haswell, not the host's features
+    assert hsw.has("avx2") and hsw.has("fma") and hsw.has("f16c") and not hsw.has("avx512f")
+    assert hsw.f32_lanes == 8
+    skx = T.named("skylake-avx512")
+    assert skx.has("avx512f") and skx.has("avx512bw") and skx.f32_lanes == 16
+    gen = T.named("generic")
+    assert gen.has("sse2") and not gen.has("sse4.1") and not gen.has("fma") and gen.f32_lanes == 4
+
+
+@x86_64
+def test_a_feature_string_edits_the_cpus_features_as_llvm_does():
+    # on this machine's CPU (numba's NUMBA_CPU_FEATURES without NUMBA_CPU_NAME)
+    no_avx = T.named("", "-avx")
+    assert no_avx.cpu == T.real_host().cpu
+    assert not no_avx.has("avx") and not no_avx.has("avx2") and not no_avx.has("fma") and no_avx.f32_lanes == 4
+    # on a named CPU: generic plus the string is exactly the string
+    sse = T.named("generic", "+sse4.2,+popcnt")
+    assert sse.has("sse4.2") and sse.has("sse4.1") and sse.has("popcnt") and not sse.has("avx")
+    fma = T.named("generic", "+avx2,+fma")
+    assert fma.has("avx") and fma.has("fma") and fma.f32_lanes == 8
+
+
+@x86_64
+def test_explicit_features_reproduce_the_target():
+    """What `aclgen bench --isa` gives numba as NUMBA_CPU_FEATURES: the exact set, on any CPU."""
+    for cpu in ("haswell", "skylake-avx512", "x86-64-v3"):
+        h = T.named(cpu)
+        assert T.named("generic", h.explicit_features).flags == h.flags
+        assert T.named("", h.explicit_features).flags == h.flags
+
+
+@pytest.mark.parametrize("name, features, message", [
+    ("not-a-cpu", "", "not a CPU LLVM knows"),
+    ("i686", "", "32-bit CPU"),
+    ("", "+avx3", "'+avx3' is not +feature or -feature"),
+    ("", "avx2", "'avx2' is not +feature or -feature"),
+    ("", "-sse2", "x86-64 code needs"),
+    ("haswell", "-64bit", "x86-64 code needs"),
+    ("", "+32bit-mode", "x86-64 code needs"),
+])
+@x86_64
+def test_bad_names_are_errors_not_llvm_aborts(name, features, message):
+    with pytest.raises(T.BadTarget, match=re.escape(message)) as info:
+        T.named(name, features)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, CompileError)
+
+
+@x86_64
+def test_the_cli_reports_a_bad_name_on_one_line():
+    r = aclgen("compile", "hardswish_backward", "--dtype", "float32", env={"ACLGEN_CPU_NAME": "i686"})
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == "aclgen: error: ACLGEN_CPU_NAME='i686' is a 32-bit CPU for " + T.real_host().triple
+
+
+def test_knobs_read_the_override(monkeypatch):
+    monkeypatch.setenv("ACLGEN_CPU_NAME", " haswell ")
+    monkeypatch.setenv("ACLGEN_CPU_FEATURES", "+fma")
+    assert cpu_target() == ("haswell", "+fma")
+    assert (knobs().cpu_name, knobs().cpu_features) == ("haswell", "+fma")
+    before = fingerprint()
+    monkeypatch.setenv("ACLGEN_CPU_NAME", "znver3")  # settings (and so plans) follow the override
+    assert fingerprint() != before
+    assert {"ACLGEN_CPU_NAME", "ACLGEN_CPU_FEATURES"} <= set(knobs_module.NAMES)
+    monkeypatch.setenv("ACLGEN_TILE_SIZE", "not a number")  # the target does not depend on other knobs
+    assert cpu_target() == ("znver3", "+fma")
+
+
+def test_every_knob_is_documented():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for name in knobs_module.NAMES:
+        if name.startswith("ACLGEN_"):
+            assert f"| `{name}` |" in readme, name
+            assert f"| {name} |" in (knobs_module.__doc__ or ""), name
+
+
+# ----------------------------------------------------------------------------------- the code
+
+
+@x86_64
+def test_haswell_code_is_avx2():
+    asm = asm_for(ACLGEN_CPU_NAME="haswell")
+    assert "ymm" in asm and "zmm" not in asm
+    assert "vfmadd" in asm or "vmulps" in asm
+
+
+@x86_64
+def test_avx512_code_compiles_anywhere():
+    """Compiling (and printing) code for a CPU this machine lacks is fine: it never runs."""
+    asm = asm_for(ACLGEN_CPU_NAME="skylake-avx512")
+    assert "zmm" in asm
+
+
+@x86_64
+def test_features_without_avx_give_sse_code():
+    asm = asm_for(ACLGEN_CPU_FEATURES="-avx")
+    assert "xmm" in asm and "ymm" not in asm and "zmm" not in asm
+    with overridden(ACLGEN_CPU_FEATURES="-avx"):
+        llvm = compile_variant(HSB.formula, "hsb_target", F32, HSB.params, HSB.kernel_arg_names, Options()).ir["llvm"]
+    assert "<8 x float>" in llvm and "<16 x float>" not in llvm  # 2 x 4 lanes (vectorize_elementwise.native_width)
+
+
+@x86_64
+def test_fma_auto_follows_the_target():
+    """expand-math's ACLGEN_FMA=auto asks the target: SwiGluGrad's sigmoid has FMAs on haswell, none
+    on generic (no FMA there)."""
+    swi = OPERATORS["swi_glu_grad"]
+    variant = Variant((dt.float32,) * 3, (dt.float32,) * 2, 1, ("contiguous",) * 5)
+
+    def asm(**env):
+        with overridden(**env):
+            return compile_variant(swi.formula, "swi_target", variant, swi.params, swi.kernel_arg_names, Options()).asm
+
+    assert "vfmadd" in asm(ACLGEN_CPU_NAME="haswell")
+    generic = asm(ACLGEN_CPU_NAME="generic")
+    assert "vfmadd" not in generic and "ymm" not in generic and "xmm" in generic
+
+
+@x86_64
+@pytest.mark.skipif(not runnable("haswell"), reason="this machine cannot run AVX2 code")
+def test_haswell_kernels_run_and_agree_in_a_fresh_process():
+    r = python("""
+        import numpy as np, aclgen.ops
+        from aclgen.codegen.target import host
+        g = np.linspace(-2, 2, 4099, dtype=np.float32); x = np.linspace(-5, 5, 4099, dtype=np.float32)
+        y = aclgen.ops.hardswish_backward(g, x)
+        d = np.where(x < -3, 0, np.where(x <= 3, x * np.float32(1 / 3) + np.float32(0.5), 1)).astype(np.float32)
+        asm = aclgen.ops.hardswish_backward.kernel.asm
+        print(host().cpu, np.array_equal(y, g * d), "ymm" in asm, "zmm" in asm)
+    """, {"ACLGEN_CPU_NAME": "haswell"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["haswell", "True", "True", "False"]
+
+
+# ------------------------------------------------------------------------------ the refusal
+
+
+@x86_64
+def test_kernels_for_a_cpu_this_machine_lacks_are_refused_when_run():
+    cpu = foreign_cpu()
+    if cpu is None:
+        pytest.skip("this machine runs every CPU tried")
+    missing = T.named(cpu).missing
+    # the Python call: an exception naming the features, the process goes on
+    r = python("""
+        import numpy as np, aclgen.ops
+        from aclgen.codegen.target import UnsupportedTarget
+        x = np.ones(100, np.float32)
+        try:
+            aclgen.ops.hardswish_backward(x, x)
+        except UnsupportedTarget as e:
+            print("refused:", e)
+        from aclgen import aclnn
+        print("alive")
+    """, {"ACLGEN_CPU_NAME": cpu})
+    assert r.returncode == 0, r.stderr
+    assert "refused: kernels for ACLGEN_CPU_NAME=" + cpu in r.stdout and missing[0] in r.stdout
+    assert r.stdout.rstrip().endswith("alive")
+    # the CLI: one line, exit 1
+    r = aclgen("run", "hardswish_backward", "--dtype", "float32", "--shape", "64", env={"ACLGEN_CPU_NAME": cpu})
+    assert r.returncode == 1 and r.stderr.startswith(f"aclgen: error: kernels for ACLGEN_CPU_NAME={cpu}")
+    assert "SIGILL" in r.stderr and ", ".join(missing) in r.stderr
+    # ... while compiling and printing works
+    r = aclgen("compile", "hardswish_backward", "--dtype", "float32", "--emit", "asm", env={"ACLGEN_CPU_NAME": cpu})
+    assert r.returncode == 0, r.stderr
+    assert "zmm" in r.stdout or not T.named(cpu).has("avx512f")
+
+
+@x86_64
+def test_the_aclnn_api_returns_an_error_status_for_a_foreign_target():
+    cpu = foreign_cpu()
+    if cpu is None:
+        pytest.skip("this machine runs every CPU tried")
+    r = python("""
+        import numpy as np
+        import aclgen.acl as acl
+        import aclgen.aclnn as aclnn
+        acl.init(); acl.rt.set_device(0)
+        x = np.ones(64, np.float32); out = np.zeros(64, np.float32)
+        ws, ex, ret = aclnn.aclnnHardswishBackwardGetWorkspaceSize(acl.from_numpy(x), acl.from_numpy(x), acl.from_numpy(out))
+        print(ret, ex is None, acl.get_recent_err_msg())
+    """, {"ACLGEN_CPU_NAME": cpu})
+    assert r.returncode == 0, r.stderr
+    status, no_executor, message = r.stdout.split(" ", 2)
+    assert status != "0" and no_executor == "True"
+    assert f"kernels for ACLGEN_CPU_NAME={cpu}" in message
+
+
+def test_a_runnable_target_is_not_refused(monkeypatch):
+    monkeypatch.setenv("ACLGEN_CPU_NAME", "host")
+    T.host().check_runnable()
+    if T.real_host().triple.startswith("x86_64"):
+        monkeypatch.setenv("ACLGEN_CPU_NAME", "generic")  # x86-64's baseline runs on every x86-64
+        T.host().check_runnable()
+        # a VM often hides system instructions (here znver3's mwaitx, rdpru): they do not count
+        assert not (set(T.named(T.real_host().cpu).missing) & T.NEVER_EMITTED)
