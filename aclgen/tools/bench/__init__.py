@@ -64,10 +64,10 @@ this machine cannot run is refused before anything starts. The result's `isa` an
 capability and torch.compile's vector ISA, numba's CPU.
 
 `calls` times the small-call costs at 1K float32 (an `aclgen.ops` call, a repeatable aclnn
-executor re-run, the full two-phase call, and the peers' calls). `compile` times a new kernel
-variant compiled cold, the peers' compile times (numba parallel njit, torch.compile), and a
-fresh process's first call when its kernels are in the on-disk cache (`ACLGEN_CACHE_DIR`; median
-of `WARM_RUNS` processes). The numbers are reported, not judged: benchmarks/run_issue4.py holds
+executor re-run, the full two-phase call, that call on a stream + synchronize, and the peers'
+calls). `compile` times a new kernel variant compiled cold, the peers' compile times (numba
+parallel njit, torch.compile), and a fresh process's first call when its kernels are in the
+on-disk cache (`ACLGEN_CACHE_DIR`; median of `WARM_RUNS` processes). The numbers are reported, not judged: benchmarks/run_issue4.py holds
 a past work item's targets and checks them against a result.
 """
 
