@@ -49,6 +49,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import cache
 
+from aclgen import schedules
 from aclgen.kernel import STAGES, Kernel, Options, Param, StageTexts, Variant
 from aclgen.knobs import knobs
 
@@ -453,7 +454,8 @@ class Kernels:
         with self._lock:
             k = self._kernels.get(key)
             if k is None:
-                k = fetch(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, options)
+                chosen = schedules.choose(op.python_name, formula_digest(op.formula), variant, options)
+                k = fetch(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, chosen)
                 self._kernels[key] = k
         return k
 

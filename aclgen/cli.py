@@ -7,6 +7,7 @@
     aclgen demo                                        every operator's examples and dtypes
     aclgen cache info|clear                            the on-disk compile cache
     aclgen bench [OP...] [--sizes 1K,1M] [--json F]    time against numpy/torch/numba and the triad
+    aclgen tune [OP...] [--sizes 64K,1M] [--show]      time schedules per variant, keep the fastest
     aclgen sdk --prefix DIR [--ops FILE.py ...]        CANN's headers and libraries for C/C++ programs
 
 OP is a built-in's name (hardswish_backward or HardswishBackward) or FILE.py:NAME, an operator
@@ -153,6 +154,8 @@ def _variant(op, dtypes: tuple, rank: int, layout: str):
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from aclgen import schedules
+    from aclgen.cache import formula_digest
     from aclgen.compiler import Options, compile_variant
 
     op = _operator(args.op)
@@ -165,6 +168,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.noalias:
         overrides["noalias"] = True
     options = Options.from_knobs(**overrides)
+    options = schedules.choose(op.python_name, formula_digest(op.formula), variant, options)  # what a call runs
     kernel = compile_variant(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, options)
     if args.timing:
         for stage, s in kernel.seconds.items():
@@ -433,8 +437,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_sdk)
 
     from aclgen.tools.bench import add_subcommand as add_bench  # `aclgen bench`: its options live there
+    from aclgen.tools.tune import add_subcommand as add_tune
 
     add_bench(sub)
+    add_tune(sub)
     return p
 
 

@@ -37,7 +37,7 @@ from aclgen.codegen.llvm_ir import convert_module
 from aclgen.codegen.target import host
 from aclgen.dialects import ew
 from aclgen.frontend.tracer import trace
-from aclgen.kernel import STAGES, CompileError, Kernel, Options, Param, StageTexts, Variant
+from aclgen.kernel import MODEL_TILE, STAGES, CompileError, Kernel, Options, Param, StageTexts, Variant
 from aclgen.passes import pipeline
 
 
@@ -109,7 +109,7 @@ def _translate(module: ModuleOp) -> str:
 
 def _spec(options: Options) -> str:
     return pipeline.default_spec(
-        options.tile_size, options.width, options.fma, options.noalias, options.nontemporal
+        options.tile_size or MODEL_TILE, options.width, options.fma, options.noalias, options.nontemporal
     )
 
 

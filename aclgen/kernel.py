@@ -49,13 +49,16 @@ class CompileError(Exception):
         self.details = (rest + "\n" + details).strip()
 
 
+MODEL_TILE = 8192  # elements per tile where nothing else chose one
+
+
 @dataclass(frozen=True)
 class Options:
     """Schedule knobs: they change the generated code, never the formula's result bits.
     Every field enters the compile cache key."""
 
-    tile_size: int = 8192
-    width: int = 0  # 0 = host native
+    tile_size: int = 0  # 0: the schedule's (tuned by `aclgen tune`, else MODEL_TILE; aclgen/schedules.py)
+    width: int = 0  # 0: the schedule's (tuned, else vectorize-elementwise's model, native_width)
     fma: str = "auto"
     noalias: bool = False
     opt_level: int = 3

@@ -2,8 +2,8 @@
 
 | variable | type | default | in the kernel cache key |
 |---|---|---|---|
-| ACLGEN_TILE_SIZE | int | 8192 | yes |
-| ACLGEN_VECTOR_WIDTH | int (0 = host native) | 0 | yes |
+| ACLGEN_TILE_SIZE | int (0 = the schedule's: tuned, else 8192) | 0 | yes |
+| ACLGEN_VECTOR_WIDTH | int (0 = the schedule's: tuned, else the model's) | 0 | yes |
 | ACLGEN_FMA | auto/on/off | auto | yes |
 | ACLGEN_OPT_LEVEL | int 0-3 | 3 | yes |
 | ACLGEN_CPU_NAME | LLVM CPU name ("" or host: this machine's) | "" | yes (as the target CPU) |
@@ -101,7 +101,7 @@ class Knobs:
     @staticmethod
     def from_env() -> Knobs:
         k = Knobs(
-            tile_size=_env("ACLGEN_TILE_SIZE", 8192, int),
+            tile_size=_env("ACLGEN_TILE_SIZE", 0, int),
             vector_width=_env("ACLGEN_VECTOR_WIDTH", 0, int),
             fma=_env("ACLGEN_FMA", "auto", str),
             opt_level=_env("ACLGEN_OPT_LEVEL", 3, int),
@@ -112,7 +112,7 @@ class Knobs:
             cache_dir=_env("ACLGEN_CACHE_DIR", "", str) or default_cache_dir(),
             always_compile=_env("ACLGEN_ALWAYS_COMPILE", False, _flag),
         )
-        if k.tile_size < 1 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in ("auto", "on", "off"):
+        if k.tile_size < 0 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in ("auto", "on", "off"):
             raise ValueError(f"invalid ACLGEN_* setting: {k}")
         return k
 

@@ -46,7 +46,7 @@ def test_quick_start_is_two_commands_used_by_ci():
     assert "-m pytest -q" in ci
 
 
-@pytest.mark.parametrize("command", ["ops", "compile", "opt", "run", "demo", "sdk"])
+@pytest.mark.parametrize("command", ["ops", "compile", "opt", "run", "demo", "sdk", "tune"])
 def test_every_cli_command_is_documented(command):
     assert f"aclgen {command}" in README
     r = subprocess.run([sys.executable, "-m", "aclgen.cli", command, "--help"], capture_output=True, text=True)

@@ -7,8 +7,10 @@ vector masks), followed by the original scalar loop for the remaining `< width` 
 tail). Values from outside the loop (parameters) are splatted once before it; broadcast
 (stride-0) operands are loaded once per row and splatted.
 
-`width = 0` takes twice the host's f32 lanes (4 SSE, 8 AVX2, 16 AVX-512), four times for
-bodies with exp/sigmoid and deinterleaved bf16 (see `native_width`).
+`width = 0` takes the model's width (`native_width`): two registers of the target's f32 lanes
+(4 SSE, 8 AVX2, 16 AVX-512), and 32 lanes in at most four registers for bodies with
+exp/sigmoid and deinterleaved bf16. The runtime passes a width `aclgen tune` measured instead,
+where it measured one (aclgen/schedules.py).
 
 With `align = true` (default) the vector loop starts at the first column where the first
 contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
@@ -204,20 +206,28 @@ class VectorizeElementwisePass(ModulePass):
                 vectorize_loop(loop, width, self.align, self.nontemporal, self.deinterleave)
 
 
-def native_width(loop: scf.ForOp) -> int:
-    """The host's f32 lanes, widened so that LLVM interleaves independent register-wide pieces
-    of one iteration (measured in one process, 2 threads, AVX2, median µs):
+HEAVY_LANES = 32  # f32 lanes of one value in exp/sigmoid and deinterleaved bf16 bodies
+REGISTERS_PER_VALUE = (4, 2)  # at most, in heavy and in other bodies
 
-    - exp/sigmoid bodies, long dependent chains: 4x (SwiGluGrad 1M 777 -> 701; 2x had given
-      15-20% over 1x; copying the body at the native width instead did not help);
-    - deinterleaved bf16 bodies (`deinterleaves`): 4x (hardswish 1M 118 -> 112, selu 91 -> 83,
-      softshrink 56 -> 50, threshold 46 -> 47);
-    - everything else: 2x. f16/bf16 bodies (widen, compute in f32, round back): hardswish bf16
-      174 -> 161, f16 95 -> 87 (4x: 81 -> 90). f32 bodies, more loads in flight: selu 64K
-      7.8 -> 7.0, 1M 110 -> 105, threshold 64K 8.4 -> 7.4, 1M 101 -> 98, hardswish 64K 7.5 ->
-      7.1 (4x: mixed, within noise)."""
+
+def native_width(loop: scf.ForOp) -> int:
+    """The model's width, for a variant `aclgen tune` has not measured on this target
+    (aclgen/schedules.py): how many vector registers one value of the body spans, so that LLVM
+    interleaves that many independent pieces of each iteration and the loads of the next.
+
+    - Other bodies: two registers (AVX2: 16 lanes; AVX-512: 32). Measured on AVX2, one process,
+      2 threads, median µs: f16/bf16 bodies (widen, compute in f32, round back) hardswish bf16
+      174 -> 161, f16 95 -> 87 against one register (four: 81 -> 90); f32 bodies, more loads in
+      flight: selu 64K 7.8 -> 7.0, 1M 110 -> 105, threshold 64K 8.4 -> 7.4, 1M 101 -> 98.
+    - Exp/sigmoid bodies (long dependent chains, a dozen live temporaries) and deinterleaved bf16
+      bodies (`deinterleaves`): 32 lanes, at most four registers. AVX2: four ymm (SwiGluGrad 1M
+      777 -> 701 against two; hardswish bf16 1M 118 -> 112, selu 91 -> 83, softshrink 56 -> 50).
+      AVX-512 (Zen 4, issue 13): 16 or 32 lanes run SwiGluGrad 1M in 1.65-1.7 ms, 64 lanes
+      (four zmm) in 2.5: the body's temporaries at four zmm each no longer fit the 32 registers
+      and spill. What counts is the lanes in flight, not the registers they take.
+    """
     lanes = host().f32_lanes
     body = loop.body.block
     if any(isinstance(o, (ew.ExpOp, ew.SigmoidOp)) for o in body.ops) or deinterleaves(body):
-        return 4 * lanes
-    return 2 * lanes
+        return min(REGISTERS_PER_VALUE[0] * lanes, max(HEAVY_LANES, lanes))
+    return REGISTERS_PER_VALUE[1] * lanes

@@ -155,6 +155,22 @@ class Function:
         args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         return self.replays.run(args[: self._n_in], args[self._n_in :], out)
 
+    def kernel_for(self, /, *args, out=None, **kwargs) -> Kernel | None:
+        """The kernel a call with these arguments would run (compiled now if it is new), without
+        running it; None when the call has nothing to compute. Raises OperatorError as the call
+        would. (`aclgen tune` measures schedules of exactly this variant.)"""
+        args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
+        op, n = self.op, self._n_in
+        ins = [_tensor(op.api, name, a) for name, a in zip(op.inputs, args[:n])]
+        values = [_scalar(s, v) for s, v in zip(op.scalars, args[n:])]
+        outs = self.empty_outputs(*args) if out is None else (list(out) if isinstance(out, (tuple, list)) else [out])
+        out_tensors = [_output(op.api, name, o)[1] for name, o in zip(op.outputs, outs)]
+        try:
+            executor = api.get_workspace_size(op, (*ins, *values, *out_tensors))
+        except AclError as e:
+            raise OperatorError(e.message, e.status) from None
+        return executor.template.kernel if executor.template is not None else None
+
     def empty_outputs(self, /, *args, **kwargs) -> list[np.ndarray]:
         """Uninitialized numpy outputs of the shapes and dtypes a call with `args` (inputs,
         then scalars) writes: what a call without `out` allocates."""
