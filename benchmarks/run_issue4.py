@@ -128,7 +128,8 @@ def readme_section(result: dict, command: str, name: str = "issue4") -> str:
     load = f" (load average {la['start']:.1f} at the start, {la['end']:.1f} at the end)" if "end" in la else ""
     return (
         f"{BEGIN}\n"
-        f"Measured {result['date'][:10]} on {m['cpu']} ({m['cores']} cores, {', '.join(m['features'])}), a "
+        f"Measured {result['date'][:10]} on {m['cpu']} ({m['cores']} cores, {', '.join(m['features'])}"
+        f"{'; ' + m['caches'] if m.get('caches') else ''}), a "
         f"machine shared with other work{load}: single numbers move with it, ratios less (every tool runs in the "
         f"same interleaved rounds). Reproduce with `{command}` (or `aclgen bench` for the tables alone).\n\n"
         f"{tables(result, every_tool=False).strip()}\n\n"

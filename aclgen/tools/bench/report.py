@@ -25,6 +25,26 @@ def versions() -> dict[str, str | None]:
     return out
 
 
+def _caches() -> str:
+    """`L1d 32K, L2 512K, L3 32768K` from sysfs (per core's view; "" where it is not readable)."""
+    names = []
+    root = "/sys/devices/system/cpu/cpu0/cache"
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.listdir(root)):
+            if not entry.startswith("index"):
+                continue
+            with contextlib.suppress(OSError):
+                def read(name: str, entry: str = entry) -> str:
+                    with open(os.path.join(root, entry, name)) as f:
+                        return f.read().strip()
+
+                kind = read("type")
+                if kind == "Instruction":
+                    continue
+                names.append(f"L{read('level')}{'d' if kind == 'Data' else ''} {read('size')}")
+    return ", ".join(names)
+
+
 def machine() -> dict:
     """The CPU, its cores and vector features, the OS, the LLVM target and aclgen's knobs."""
     cpu = platform.processor() or platform.machine()
@@ -41,6 +61,7 @@ def machine() -> dict:
         "cores": os.cpu_count(),
         "features": [f for f in ("avx2", "fma", "f16c", "avx512f", "avx512bf16") if f in flags],
         "os": platform.platform(),
+        "caches": _caches(),
     }
     with contextlib.suppress(Exception):
         from aclgen.codegen.target import host
