@@ -173,6 +173,22 @@ def test_avx512_code_compiles_anywhere():
 
 
 @x86_64
+def test_avx512_half_and_bfloat_forms():
+    """On Zen 4 (AVX-512F/BW/VL/BF16, no FP16) f16 converts in zmm (vcvtph2ps / vcvtps2ph) and
+    compares write mask registers; bf16 rounds by integer ops in zmm, never vcvtneps2bf16, which
+    flushes subnormal inputs to zero (Intel SDM: "input denormals are always treated as zero")
+    where SPEC.md's round-to-nearest-even keeps them (lower_to_llvm's from_f32)."""
+    half = Variant((dt.float16, dt.float16), (dt.float16,), 1, ("contiguous",) * 3)
+    bf16 = Variant((dt.bfloat16, dt.bfloat16), (dt.bfloat16,), 1, ("contiguous",) * 3)
+    with overridden(ACLGEN_CPU_NAME="znver4"):
+        f16 = compile_variant(HSB.formula, "hsb_f16", half, HSB.params, HSB.kernel_arg_names, Options()).asm
+        b16 = compile_variant(HSB.formula, "hsb_bf16", bf16, HSB.params, HSB.kernel_arg_names, Options()).asm
+    assert re.search(r"vcvtph2ps\s+[^\n]*%zmm", f16) and re.search(r"vcvtps2ph\s+\$4, %zmm", f16)
+    assert re.search(r"vcmp\w+ps\s+[^\n]*%zmm[^\n]*%k\d", f16)
+    assert "vcvtneps2bf16" not in b16 and re.search(r"vpaddd\s+[^\n]*%zmm", b16)
+
+
+@x86_64
 def test_features_without_avx_give_sse_code():
     asm = asm_for(ACLGEN_CPU_FEATURES="-avx")
     assert "xmm" in asm and "ymm" not in asm and "zmm" not in asm
