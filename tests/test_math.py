@@ -48,8 +48,9 @@ def test_exp_special_values():
     assert got[9] == 0.0 and got[10] == 1.0
 
 
-def test_sigmoid_within_2_ulp_everywhere(samples):
-    f = aclgen.compile(lambda x: sigmoid(x))
+@pytest.mark.parametrize("fma", ["on", "off"])
+def test_sigmoid_within_2_ulp_everywhere(samples, fma):
+    f = aclgen.compile(lambda x: sigmoid(x), fma=fma)
     got = f(samples)
     finite = ~np.isnan(samples)
     with np.errstate(all="ignore"):
@@ -58,8 +59,31 @@ def test_sigmoid_within_2_ulp_everywhere(samples):
     d = ulp_distance(got[finite], want)
     assert d.max() <= 2, f"max {d.max()} ulp at x = {samples[finite][d.argmax()]!r}"
     assert np.isnan(got[~finite]).all()
-    assert f(np.array([np.inf, -np.inf, -100.0], np.float32)).tolist()[:2] == [1.0, 0.0]
-    assert 0 < f(np.array([-100.0], np.float32))[0] < 1e-43  # subnormal, not flushed to 0
+
+
+def test_sigmoid_special_values():
+    f = aclgen.compile(lambda x: sigmoid(x))
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 3.4028235e38, -3.4028235e38, 1e-45, -1e-45,
+                  -100.0, -103.27893, -103.97, -103.98, -104.0, -1e4, 17.0, 88.8], np.float32)
+    got = f(x)
+    assert np.isnan(got[:2]).all()
+    assert got[2:].tolist()[:8] == [1.0, 0.0, 0.5, 0.5, 1.0, 0.0, 0.5, 0.5]
+    assert 0 < got[10] < 1e-43  # subnormal, not flushed to 0
+    assert got[11] == got[12] == 2.0**-149 and got[13] == got[14] == got[15] == 0.0
+    assert got[16] == got[17] == 1.0
+
+
+def test_sigmoid_every_float_where_it_underflows():
+    """Every f32 in (-128, -32]: expand-math's one scale 2^(n + 25) for n in [-150, -46], the
+    clamp at -104, the quotient rounded once into the subnormals, and the exact zeros."""
+    f = aclgen.compile(lambda x: sigmoid(x))
+    lo, hi = np.float32(-32.0).view(np.uint32), np.float32(-128.0).view(np.uint32)
+    x = np.arange(lo, hi, dtype=np.uint32).view(np.float32)
+    got = f(x)
+    want = (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    d = ulp_distance(got, want)
+    assert d.max() <= 1, f"max {d.max()} ulp at x = {x[d.argmax()]!r}"
+    assert np.array_equal(got == 0, want == 0)
 
 
 def test_vector_loop_uses_no_libcall():

@@ -226,6 +226,46 @@ def test_swi_glu_grad_large_random_f32():
     assert not ref.swi_glu_grad_violations(out, g, x).any()
 
 
+# SPEC §4.4's edges, every combination: A across NaN, +-inf, +-0, the subnormals, sigmoid's
+# underflow (-103.97), float64's (-709.78) and the zero of d (-1.2785), B and g across NaN,
+# +-inf, 0, subnormals, FLT_MAX and values whose products overflow or underflow.
+EDGE_A = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, -1.2785, 2.4, 15.0, -15.0, 88.0, 1e30, -87.0,
+          -90.0, -103.9, -103.98, -104.0, -200.0, -709.7, -709.79, -710.0, -1e30]
+EDGE_B = [np.nan, np.inf, -np.inf, 0.0, 1e-40, 2.0**-130, 0.5, -3.0, 1e38, 3.4028235e38, -3.4028235e38]
+EDGE_G = [np.nan, np.inf, -np.inf, 0.0, 1e-40, 1e-30, 3e-6, 1.0, 3.2e38, 3.4028235e38, -3.4028235e38]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_swi_glu_grad_edge_grid(dtype):
+    dt = np_dtype(dtype)
+    grid = np.array(np.meshgrid(EDGE_A, EDGE_B, EDGE_G, indexing="ij")).reshape(3, -1)
+    with np.errstate(over="ignore"):
+        x = grid[:2].T.astype(np.float32).astype(dt)
+        g = grid[2:].T.astype(np.float32).astype(dt)
+    out = ops.swi_glu_grad(g, x, -1)
+    bad = ref.swi_glu_grad_violations(out, g, x, -1)
+    assert not bad.any(), (x[bad.any(axis=1)][:5], g[bad.any(axis=1)][:5], out[bad.any(axis=1)][:5])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_swi_glu_grad_products_overflow_only_with_the_result(dtype):
+    """g * B * d where one order of the products overflows (g * d with d > 1, g * B with |d| < 1)
+    or underflows into an infinite B, while the result does not (or is +-inf)."""
+    rng = np.random.default_rng(10)
+    n, big = 20000, 3.4028235e38
+    a = np.concatenate([rng.uniform(0.5, 6, n), rng.uniform(-6, 0.5, n), rng.uniform(-120, -90, n)])
+    g = np.concatenate([rng.uniform(0.85, 1, n) * big, rng.uniform(0.1, 1, n) * big, rng.uniform(1e-40, 1e-30, n)])
+    b = np.concatenate([rng.uniform(0.3, 0.99, n), 10.0 ** rng.uniform(0, 3, n), np.full(n, np.inf)])
+    sign = np.where(rng.random((2, 3 * n)) < 0.5, -1.0, 1.0)
+    dt = np_dtype(dtype)
+    x = np.stack([a, b * sign[0]], axis=1).astype(np.float32).astype(dt)
+    g = (g * sign[1]).astype(np.float32).astype(dt).reshape(-1, 1)
+    out = ops.swi_glu_grad(g, x, -1)
+    bad = ref.swi_glu_grad_violations(out, g, x, -1)
+    assert not bad.any(), (x[bad.any(axis=1)][:5], g[bad.any(axis=1)][:5], out[bad.any(axis=1)][:5])
+    assert np.isfinite(out[:, 0].astype(np.float32)).mean() > 0.3 and not np.isnan(out[:, 0].astype(np.float32)).any()
+
+
 def test_swi_glu_grad_spec_example():
     yg = np.arange(-2, 30, dtype=np.float32).reshape(2, 16)
     x = np.arange(-2, 62, dtype=np.float32).reshape(2, 32)

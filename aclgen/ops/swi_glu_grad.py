@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 import aclgen
-from aclgen import KernelOperands, Scalar, f32, logical_and, select, sigmoid
+from aclgen import KernelOperands, Scalar, f32, select, sigmoid
 from aclgen.runtime import constants as C
 from aclgen.runtime.tensor import fmt_dims
 
@@ -113,14 +113,16 @@ def swi_glu_grad(y_grad, a, b):
     # For A < -103.97, sigmoid(A) > 0 underflows f32 to 0, and inf * 0 would give NaN where the
     # float64 formula of SPEC §4.4 gives +-inf; the smallest subnormal keeps the sign and stays
     # within the bound's slack. Below F64_SIGMOID_ZERO float64's exp(-A) overflows too, its sigmoid
-    # is 0 and the reference NaN, so there the exact 0 stays.
-    s = select(logical_and(s == 0.0, a > F64_SIGMOID_ZERO), TINY, s)
+    # is 0 and the reference NaN, so there the exact 0 stays. s >= 0 (or NaN, which the select
+    # keeps), so this is max(s, floor): a compare, an and and a max, none on the multiply pipes.
+    floor = select(a > F64_SIGMOID_ZERO, TINY, 0.0)
+    s = select(s < floor, floor, s)
     d = s + s * (1.0 - s) * a
-    # g * B * d: any fixed order of three factors can overflow before the result does (g = FLT_MAX,
-    # |d| < 1), and one of the three orders cannot; so take the first order whose result is
-    # finite, or the plain one when none is. (g * s) * A needs no care: |g * s| <= |g|.
-    p1 = y_grad * b * d
-    p = select(abs(p1) < INF, p1, y_grad * (b * d))
-    p = select(abs(p) < INF, p, y_grad * d * b)
-    p = select(abs(p) < INF, p, p1)
+    # g * B * d in an order that cannot overflow before the result does, with infinities that
+    # stay infinite. |d| <= 1.1, so (g * d) * B overflows early only for |g| > FLT_MAX / 1.1 and
+    # |B| < 1, where (g * B) * d cannot; and where B = +-inf while g * d underflowed to 0 (NaN; the
+    # float64 formula gives +-inf), (g * B) * d is +-inf. So: the first unless it is not finite
+    # (which needs all three finite). (g * s) * A needs no care: |g * s| <= |g|.
+    p = y_grad * d * b
+    p = select(abs(p) < INF, p, y_grad * b * d)
     return p, y_grad * s * a

@@ -3,8 +3,8 @@
 
 // ew.exp and ew.sigmoid become straight-line f32 code (no libcall, so it vectorizes): NaN set
 // aside, clamp to [-104, 89], n = roundeven(x * log2 e) by the 1.5 * 2^23 trick, Cody-Waite
-// reduction with C1 = 0.693359375, a degree-5 polynomial, and the scale by 2^n split in two
-// powers of two built from integer bits. fma=on fuses the polynomial's multiply-adds.
+// reduction with C1 = 0.693359375, a degree-4 polynomial by Estrin's scheme, and the scale by
+// 2^n split in two powers of two built from integer bits. fma=on fuses the multiply-adds.
 
 // CHECK-LABEL: sym_name = "k"
 // CHECK-NOT:   ew.exp
@@ -13,24 +13,54 @@
 // CHECK:       ew.constant 89.0 : f32
 // CHECK:       %[[MAGIC:.*]] = ew.constant 12582912.0 : f32
 // CHECK:       ew.constant 1.4426950216293335 : f32
-// CHECK:       ew.constant 0.693359375 : f32
+// CHECK:       ew.constant -0.693359375 : f32
 // CHECK-NOT:   math.fma
-// CHECK:       arith.bitcast %{{.*}} : f32 to i32
 // CHECK:       arith.shrsi
 // CHECK:       arith.shli
 // CHECK:       arith.bitcast %{{.*}} : i32 to f32
+// Estrin: r^2 first, then (c1 r + c2) and (c3 r + c4) beside it.
+// CHECK:       %[[R2:.*]] = ew.mul %[[R:.*]], %[[R]] : f32, f32 -> f32
+// CHECK-NEXT:  ew.mul %{{.*}}, %[[R]] : f32, f32 -> f32
 // CHECK:       %[[EXP:.*]] = ew.select %[[NAN]], %x, %{{.*}} : i1, f32, f32 -> f32
-// The sigmoid of that: exp(-|x|), then 1 / (1 + e) on the side of x's sign.
+
+// The sigmoid of that: exp(-|x|) with the lower clamp only and no NaN select; the shifter
+// 1.5 * 2^23 + 152 leaves n + 152 in t's low bits, which shifted into the exponent field are
+// the one scale 2^(n + 25); then one division of values scaled by 2^25.
 // CHECK:       %[[A:.*]] = ew.abs %[[EXP]] : f32 -> f32
 // CHECK-NEXT:  ew.neg %[[A]] : f32 -> f32
-// CHECK:       ew.constant 12582912.0 : f32
-// CHECK:       ew.div
-// CHECK:       ew.yield
+// CHECK-NOT:   ew.isnan
+// CHECK-NOT:   89.0
+// CHECK:       ew.constant -104.0 : f32
+// CHECK:       %[[SHIFTER:.*]] = ew.constant 12583064.0 : f32
+// CHECK:       %[[T:.*]] = ew.add %{{.*}}, %[[SHIFTER]] : f32, f32 -> f32
+// CHECK:       %[[BITS:.*]] = arith.bitcast %[[T]] : f32 to i32
+// CHECK-NEXT:  %[[C23:.*]] = ew.constant 23 : i32
+// CHECK-NEXT:  %[[SH:.*]] = arith.shli %[[BITS]], %[[C23]] : i32
+// CHECK-NEXT:  %[[SCALE:.*]] = arith.bitcast %[[SH]] : i32 to f32
+// CHECK-NOT:   arith.shrsi
+// CHECK:       %[[E:.*]] = ew.add %{{.*}}, %[[SCALE]] : f32, f32 -> f32
+// CHECK-NEXT:  %[[UNIT:.*]] = ew.constant 33554432.0 : f32
+// CHECK:       %[[GE:.*]] = ew.cmp "oge" %[[EXP]], %{{.*}} : f32, f32 -> i1
+// CHECK-NEXT:  %[[FLOOR:.*]] = ew.select %[[GE]], %[[UNIT]], %{{.*}} : i1, f32, f32 -> f32
+// CHECK-NEXT:  %[[LT:.*]] = ew.cmp "olt" %[[E]], %[[FLOOR]] : f32, f32 -> i1
+// CHECK-NEXT:  %[[NUM:.*]] = ew.select %[[LT]], %[[FLOOR]], %[[E]] : i1, f32, f32 -> f32
+// CHECK-NEXT:  %[[DEN:.*]] = ew.add %[[UNIT]], %[[E]] : f32, f32 -> f32
+// CHECK-NEXT:  %[[Q:.*]] = ew.div %[[NUM]], %[[DEN]] : f32, f32 -> f32
+// CHECK-NEXT:  ew.yield %[[Q]] : f32
 // CHECK-NOT:   ew.sigmoid
 // CHECK-NOT:   ew.exp
 
 // FMA-NOT:     ew.exp
-// FMA:         math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+// FMA:         %[[T:.*]] = math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+// FMA:         arith.bitcast %[[T]] : f32 to i32
+// FMA:         ew.abs
+// FMA:         %[[ST:.*]] = math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+// FMA:         %[[SBITS:.*]] = arith.bitcast %[[ST]] : f32 to i32
+// FMA-NEXT:    %[[C23:.*]] = ew.constant 23 : i32
+// FMA-NEXT:    %[[SSH:.*]] = arith.shli %[[SBITS]], %[[C23]] : i32
+// FMA-NEXT:    %[[SCALE:.*]] = arith.bitcast %[[SSH]] : i32 to f32
+// FMA:         %[[E:.*]] = math.fma %{{.*}}, %[[SCALE]], %[[SCALE]] : f32
+// FMA:         ew.div
 // FMA-NOT:     ew.sigmoid
 // FMA:         ew.yield
 
