@@ -15,6 +15,7 @@ import sys
 import tempfile
 import textwrap
 
+import numpy as np
 import pytest
 
 from aclgen import dtypes as dt
@@ -47,9 +48,9 @@ def aclgen(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           timeout=300, cwd=tempfile.gettempdir())
 
 
-def python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+def python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items() if not k.startswith("ACLGEN_CPU_")} | env
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=e, capture_output=True, text=True,
                           timeout=300, cwd=tempfile.gettempdir())
 
 
@@ -227,6 +228,33 @@ def test_haswell_kernels_run_and_agree_in_a_fresh_process():
     """, {"ACLGEN_CPU_NAME": "haswell"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["haswell", "True", "True", "False"]
+
+
+@x86_64
+@pytest.mark.skipif(not runnable("x86-64-v2"), reason="this machine cannot run x86-64-v2 code")
+def test_half_without_f16c_runs_through_libgcc_and_agrees(tmp_path):
+    """Without F16C LLVM calls __extendhfsf2 / __truncsfhf2 (libgcc_s, GCC >= 12): the kernels
+    run and give the F16C kernels' bits, every f16 pattern round-tripped and computed values."""
+    script = """
+        import sys, numpy as np, aclgen.ops
+        h = np.arange(65536, dtype=np.uint16).view(np.float16)
+        g = (np.linspace(-70000, 70000, 65536, dtype=np.float32) / 7).astype(np.float16)
+        copy = aclgen.ops.threshold_backward(h, h, float("nan"))  # x <= NaN never: g
+        hsb = aclgen.ops.hardswish_backward(g, h)
+        asm = aclgen.ops.hardswish_backward.kernel_for(g, h).asm
+        np.savez(sys.argv[1], copy=copy.view(np.uint16), hsb=hsb.view(np.uint16))
+        print("__truncsfhf2" in asm)
+    """
+    no_f16c = python(script, {"ACLGEN_CPU_NAME": "x86-64-v2"}, str(tmp_path / "v2.npz"))
+    native = python(script, {}, str(tmp_path / "native.npz"))
+    if no_f16c.returncode != 0 and "cannot resolve" in no_f16c.stderr:
+        pytest.skip("no libgcc_s with __truncsfhf2 here (GCC < 12): such kernels are refused, as tested below")
+    assert no_f16c.returncode == 0 and native.returncode == 0, no_f16c.stderr + native.stderr
+    assert no_f16c.stdout.split() == ["True"] and native.stdout.split() == ["False"]
+    a, b = np.load(tmp_path / "v2.npz"), np.load(tmp_path / "native.npz")
+    numbers = ~np.isnan(np.arange(65536, dtype=np.uint16).view(np.float16))
+    assert np.array_equal(a["copy"][numbers], np.arange(65536, dtype=np.uint16)[numbers])
+    assert np.array_equal(a["copy"], b["copy"]) and np.array_equal(a["hsb"], b["hsb"])
 
 
 # ------------------------------------------------------------------------------ the refusal

@@ -11,6 +11,7 @@ engine without LLVM's optimizer or code generator (and without xDSL).
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import re
 import struct
 import time
@@ -58,6 +59,24 @@ _CALL = re.compile(r"^\s*(?:call|jmp)q?\s+\*?([A-Za-z_$][\w.$]*)(?:@\w+)?\s*$", 
 
 
 _PROCESS = ctypes.CDLL(None)  # dlsym over what the process has loaded, as MCJIT resolves
+
+# Where the CPU has no F16C (generic x86-64, x86-64-v2, ACLGEN_CPU_FEATURES=-f16c), LLVM lowers
+# fp16 conversions to the runtime calls __extendhfsf2 / __truncsfhf2: GCC >= 12's libgcc_s has
+# them (round to nearest even, NaNs quieted, as vcvtps2ph). Made visible to MCJIT's resolver.
+HALF_RUNTIME = ("__extendhfsf2", "__truncsfhf2")
+
+
+def _load_half_runtime() -> None:
+    try:
+        libgcc = ctypes.CDLL(ctypes.util.find_library("gcc_s") or "libgcc_s.so.1")
+    except OSError:
+        return  # then such code is refused by check_object / check_libcalls, never run
+    for name in HALF_RUNTIME:
+        if hasattr(libgcc, name) and not llvm.address_of_symbol(name):
+            llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
+
+
+_load_half_runtime()
 
 
 def _resolvable(symbol: str) -> bool:
