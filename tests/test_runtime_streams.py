@@ -32,18 +32,8 @@ def test_enqueue_returns_at_once_and_runs_in_order():
     a = rng.uniform(-6, 6, 1000).astype(np.float32)
     c = rng.uniform(-6, 6, 1000).astype(np.float32)
     b = np.zeros_like(a)
-    ta, tb, tc = acl.from_numpy(a), acl.from_numpy(b), acl.from_numpy(c)
-    want_a, want_b = a.copy(), b.copy()
     ev = blocker(stream)
-    for k in range(20):  # a chain: each call reads what the previous one wrote
-        src, dst = (ta, tb) if k % 2 == 0 else (tb, ta)
-        ws, ex, ret = aclnn.aclnnHardswishBackwardGetWorkspaceSize(src, tc, dst)
-        assert ret == 0
-        assert aclnn.aclnnHardswishBackward(None, ws, ex, stream) == 0
-        if k % 2 == 0:
-            want_b = ref.hardswish_backward(want_a, c)
-        else:
-            want_a = ref.hardswish_backward(want_b, c)
+    want_a, want_b = chain(stream, a, b, c, 20)  # each call reads what the previous one wrote
     assert not b.any()  # nothing ran yet: the stream is held
     ev.set()
     assert acl.rt.synchronize_stream(stream) == 0

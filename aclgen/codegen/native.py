@@ -36,7 +36,7 @@ import os
 import struct
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, replace
 
 import llvmlite.binding as llvm
@@ -95,7 +95,7 @@ def _compile(module: ir.Module, *names: str, optimize: bool = False) -> list[int
         return [engine.get_function_address(n) for n in names]
 
 
-def _once(cache: dict, key, make: Callable):
+def _once(cache: MutableMapping, key, make: Callable):
     """cache[key], made once by make() (under the lock) when missing."""
     value = cache.get(key)
     if value is None:
@@ -274,16 +274,11 @@ def entry(kernel) -> KernelEntry:
     """The handle of `kernel` (an aclgen.kernel.Kernel: uses kernel.address and
     kernel.meta_layout.n_operands), one per Kernel object."""
 
-    def make() -> KernelEntry:
-        return KernelEntry(kernel.address, kernel.meta_layout.n_operands, getattr(kernel, "name", "kernel"),
-                           getattr(kernel, "native", None))
-
     handle = _entries.get(kernel)
     if handle is None:
-        with _lock:
-            handle = _entries.get(kernel)
-            if handle is None:
-                handle = _entries[kernel] = make()
+        handle = _once(_entries, kernel, lambda: KernelEntry(
+            kernel.address, kernel.meta_layout.n_operands, getattr(kernel, "name", "kernel"),
+            getattr(kernel, "native", None)))
     return handle
 
 

@@ -338,6 +338,16 @@ def _claim(module: ir.Module, name: str, process: Process) -> ir.Function:
     return e.fn
 
 
+def _pause(e: _Emitter, i: ir.Value, spin: ir.Block, sleep: ir.Block) -> ir.Value:
+    """The pause block of a spin loop: one pause, then back to `spin` until SPINS rounds have
+    gone, then to `sleep`. Returns the round count after this one (`i` is the spin's phi)."""
+    b = e.b
+    e.pause()
+    i1 = b.add(i, i32(1))
+    b.cbranch(b.icmp_signed("<", i1, i32(SPINS)), spin, sleep)
+    return i1
+
+
 def _worker(module: ir.Module, name: str, claim: ir.Function, process: Process) -> None:
     """`void worker(ctx)`: wait for the job number to change (spin, then sleep on its futex),
     run open jobs' chunks, return on STOP."""
@@ -360,9 +370,7 @@ def _worker(module: ir.Module, name: str, claim: ir.Function, process: Process) 
     b.cbranch(b.icmp_unsigned("!=", job, last), got, pause)
 
     e.at(pause)
-    e.pause()
-    i1 = b.add(i, i32(1))
-    b.cbranch(b.icmp_signed("<", i1, i32(SPINS)), spin, sleep)
+    i1 = _pause(e, i, spin, sleep)
     i.add_incoming(i32(0), wait)
     i.add_incoming(i1, pause)
 
@@ -439,9 +447,7 @@ def _launch(module: ir.Module, name: str, claim: ir.Function, process: Process) 
     b.cbranch(b.icmp_unsigned("==", finished, want), leave, pause)
 
     e.at(pause)
-    e.pause()
-    i1 = b.add(i, i32(1))
-    b.cbranch(b.icmp_signed("<", i1, i32(SPINS)), spin, sleep)
+    i1 = _pause(e, i, spin, sleep)
     for value, blk in ((i32(0), work), (i1, pause), (i32(0), awake)):
         i.add_incoming(value, blk)
 
