@@ -3,6 +3,7 @@ from the command line's words."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -57,7 +58,20 @@ def isa_environment(choice: Isa) -> dict[str, str | None]:
                          "--emit asm prints it)")
     return {"ACLGEN_CPU_NAME": choice.cpu, "ACLGEN_CPU_FEATURES": None,
             "NUMBA_CPU_NAME": choice.cpu, "NUMBA_CPU_FEATURES": target.explicit_features,
-            "ATEN_CPU_CAPABILITY": choice.aten}
+            "ATEN_CPU_CAPABILITY": choice.aten, "TORCHINDUCTOR_CACHE_DIR": _inductor_cache(choice)}
+
+
+def _inductor_cache(choice: Isa) -> str:
+    """torch.compile's cache directory for `choice`: one of its own. Inductor's graph cache keys
+    the generated C++ without ATEN_CPU_CAPABILITY, so a kernel written for AVX2 (8 lanes a step)
+    would later be compiled with the host's AVX-512 flags (16-lane stores: a heap overrun, seen
+    with torch 2.13 on Zen 4)."""
+    import getpass
+    import tempfile
+
+    base = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
+    return f"{base}-{choice.aten}"
 
 
 @dataclass
