@@ -44,22 +44,35 @@ def _check(cmd, **kw) -> subprocess.CompletedProcess:
     return r
 
 
-def _fresh_env(**extra) -> dict[str, str]:
-    """A fresh shell's environment: no LD_LIBRARY_PATH, no PYTHONPATH, no virtual environment.
-    The suite's temporary compile cache is kept (conftest.py), so programs never touch ~/.cache."""
-    env = {k: os.environ[k] for k in ("PATH", "HOME", "ACLGEN_CACHE_DIR", "TMPDIR") if k in os.environ}
-    venv = os.environ.get("VIRTUAL_ENV")
-    if venv:  # a fresh shell has not activated it
-        env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(venv))
-    env.update(extra)
-    return env
+class Shell:
+    """A fresh shell as `env -i` gives one: PATH=/usr/bin:/bin with another Python's python3 first
+    (a virtual environment without cffi or aclgen: such a shell once made the SDK's embedded
+    interpreter start from the wrong Python), Python's variables set to mislead, and nothing of
+    the test's environment but the suite's temporary compile cache (conftest.py: programs never
+    touch ~/.cache) and TMPDIR."""
+
+    def __init__(self, other_bin: Path):
+        self.other_bin = other_bin
+
+    def env(self, **extra) -> dict[str, str]:
+        env = {k: os.environ[k] for k in ("HOME", "ACLGEN_CACHE_DIR", "TMPDIR") if k in os.environ}
+        env.update(PATH=f"{self.other_bin}{os.pathsep}/usr/bin{os.pathsep}/bin", PYTHONHOME=str(self.other_bin.parent),
+                   PYTHONPATH=str(self.other_bin), VIRTUAL_ENV=str(self.other_bin.parent))
+        env.update(extra)
+        return {k: v for k, v in env.items() if v is not None}  # extra's None: unset
+
+    def run(self, sdk: Path, program: Path, *args: str) -> subprocess.CompletedProcess:
+        """`source DIR/set_env.sh && ./program` in this shell."""
+        script = f'source "{sdk}/set_env.sh" && exec "{program}" "$@"'
+        return subprocess.run(["bash", "-c", script, "prog", *args], capture_output=True, text=True,
+                              env=self.env(), timeout=300)
 
 
-def _run(sdk: Path, program: Path, *args: str, **extra) -> subprocess.CompletedProcess:
-    """`source DIR/set_env.sh && ./program` in a fresh shell."""
-    script = f'source "{sdk}/set_env.sh" && exec "{program}" "$@"'
-    return subprocess.run(["bash", "-c", script, "prog", *args], capture_output=True, text=True,
-                          env=_fresh_env(**extra), timeout=300)
+@pytest.fixture(scope="session")
+def shell(tmp_path_factory) -> Shell:
+    venv = tmp_path_factory.mktemp("other") / "venv"
+    _check([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    return Shell(venv / "bin")
 
 
 def _gpp(sdk: Path, source: Path, target: Path) -> list[str]:
@@ -116,9 +129,9 @@ def test_tree_has_cann_paths_and_library_names(sdk):
     assert (sdk / "bin" / "setenv.bash").read_text() == env
 
 
-def test_set_env_is_all_a_fresh_shell_needs(sdk):
+def test_set_env_is_all_a_fresh_shell_needs(sdk, shell):
     script = f'source "{sdk}/set_env.sh" && echo "$ASCEND_HOME_PATH|$ASCEND_OPP_PATH|$LD_LIBRARY_PATH"'
-    home, opp, ld = _check(["bash", "-c", script], env=_fresh_env()).stdout.strip().split("|")
+    home, opp, ld = _check(["bash", "-c", script], env=shell.env()).stdout.strip().split("|")
     assert Path(home) == sdk and Path(opp) == sdk / "opp"
     assert ld.split(":")[0] == f"{sdk}/lib64"
 
@@ -181,37 +194,37 @@ def test_operator_header_declares_cann_signature(sdk):
 # ----------------------------------------------------------------------- the examples, run
 
 
-def test_hardswish_backward_program(sdk, binaries):
-    r = _run(sdk, binaries / "hardswish_backward")
+def test_hardswish_backward_program(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "hardswish_backward")
     assert r.returncode == 0, r.stdout + r.stderr
     x = np.arange(8, dtype=np.float32)
     np.testing.assert_array_equal(_results(r.stdout), _printed(ref.hardswish_backward(x, x)))
 
 
-def test_selu_backward_program_checks_itself(sdk, binaries):
-    r = _run(sdk, binaries / "selu_backward")
+def test_selu_backward_program_checks_itself(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "selu_backward")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Total: 8 PASS, 0 FAIL" in r.stdout
 
 
-def test_softshrink_backward_program(sdk, binaries):
-    r = _run(sdk, binaries / "softshrink_backward")
+def test_softshrink_backward_program(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "softshrink_backward")
     assert r.returncode == 0, r.stdout + r.stderr
     g = np.arange(8, dtype=np.float32)
     x = np.array([1, 1, 1, 2, 1, 2, 3, 3], np.float32)
     np.testing.assert_array_equal(_results(r.stdout), _printed(ref.softshrink_backward(g, x, 1.2)))
 
 
-def test_threshold_backward_program(sdk, binaries):
-    r = _run(sdk, binaries / "threshold_backward")
+def test_threshold_backward_program(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "threshold_backward")
     assert r.returncode == 0, r.stdout + r.stderr
     g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
     np.testing.assert_array_equal(_results(r.stdout), _printed(ref.threshold_backward(g, x, 1.0)))
 
 
-def test_swi_glu_grad_program(sdk, binaries):
-    r = _run(sdk, binaries / "swi_glu_grad")
+def test_swi_glu_grad_program(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "swi_glu_grad")
     assert r.returncode == 0, r.stdout + r.stderr
     g = (np.arange(32, dtype=np.float32) - 2).reshape(2, 16)
     x = (np.arange(64, dtype=np.float32) - 2).reshape(2, 32)
@@ -221,8 +234,8 @@ def test_swi_glu_grad_program(sdk, binaries):
     assert np.all(np.abs(got - want) <= 8 * 2.0**-24 * size + slack + 5e-7 * (1 + np.abs(want))), got - want
 
 
-def test_user_declared_operator_from_cpp(sdk, binaries):
-    r = _run(sdk, binaries / "leaky_relu_backward")
+def test_user_declared_operator_from_cpp(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "leaky_relu_backward")
     assert r.returncode == 0, r.stdout + r.stderr
     g = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
     x = np.array([-1.5, 0.0, 0.5, 2.0], np.float32)
@@ -230,8 +243,8 @@ def test_user_declared_operator_from_cpp(sdk, binaries):
     np.testing.assert_array_equal(_results(r.stdout), _printed(want))
 
 
-def test_misuse_from_c_gets_every_code_and_never_crashes(sdk, binaries):
-    r = _run(sdk, binaries / "misuse")
+def test_misuse_from_c_gets_every_code_and_never_crashes(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "misuse")
     assert r.returncode == 0, r.stdout + r.stderr
     # `ok   <what, padded> <code>[  <aclGetRecentErrMsg()>]`, one line per check
     checks = [re.fullmatch(r"(ok  |FAIL) (.+?) +(-?\d+)(?:  (.+))?", line) for line in r.stdout.splitlines()[:-1]]
@@ -244,22 +257,76 @@ def test_misuse_from_c_gets_every_code_and_never_crashes(sdk, binaries):
     assert r.stdout.splitlines()[-1] == "0 failed"
 
 
-def test_eight_threads_200_calls_none_wrong(sdk, binaries):
-    r = _run(sdk, binaries / "threads")
+def test_eight_threads_200_calls_none_wrong(sdk, binaries, shell):
+    r = shell.run(sdk, binaries / "threads")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "8 threads x 200 calls: 1600 done, 0 wrong results, 0 failed calls" in r.stdout
 
 
-def test_small_call_is_timed(sdk, binaries):
-    """The number is reported (README, closing notes), not judged: wall-clock limits do not
-    belong in tests."""
-    r = _run(sdk, binaries / "small_call", "200")
+def test_small_call_is_timed(sdk, binaries, shell):
+    """The numbers are reported (docs/performance.md, closing notes), not judged: wall-clock limits
+    do not belong in tests."""
+    r = shell.run(sdk, binaries / "small_call", "50")
     assert r.returncode == 0, r.stdout + r.stderr
-    m = re.search(r"median ([\d.]+) us, min ([\d.]+) us over 200 calls", r.stdout)
+    m = re.search(r"synchronize, 1024 float32\): median ([\d.]+) us, min ([\d.]+) us over 50 rounds", r.stdout)
     assert m and 0 < float(m[2]) <= float(m[1])
+    m = re.search(r"synchronously \(stream nullptr\): median ([\d.]+) us, min ([\d.]+) us; "
+                  r"stream / synchronous: median ([\d.]+)x", r.stdout)
+    assert m and 0 < float(m[2]) <= float(m[1]) and float(m[3]) > 0
 
 
-def test_a_declaration_file_gone_at_run_time_is_reported(tmp_path):
+NOT_STARTED = r"""
+#include <stdio.h>
+#include "acl/acl.h"
+#include "aclnnop/aclnn_hardswish_backward.h"
+
+int main(void) {
+  int ret = aclInit(NULL);
+  printf("aclInit %d: %s\n", ret, aclGetRecentErrMsg());
+  printf("aclrtSetDevice %d\n", aclrtSetDevice(0));
+  void *p = NULL;
+  printf("aclrtMalloc %d: %s\n", aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), aclGetRecentErrMsg());
+  int64_t dims[1] = {4};
+  float data[4] = {0};
+  aclTensor *t = aclCreateTensor(dims, 1, ACL_FLOAT, dims, 0, ACL_FORMAT_ND, dims, 1, data);
+  printf("aclCreateTensor %s\n", t == NULL ? "NULL" : "a handle");
+  uint64_t size = 0;
+  aclOpExecutor *executor = NULL;
+  printf("aclnnHardswishBackwardGetWorkspaceSize %d\n",
+         (int)aclnnHardswishBackwardGetWorkspaceSize(t, t, t, &size, &executor));
+  printf("aclrtSynchronizeStream %d\n", aclrtSynchronizeStream(NULL));
+  printf("aclFinalize %d\n", aclFinalize());
+  return 0;
+}
+"""
+
+
+def test_a_runtime_that_cannot_start_fails_every_call(tmp_path, shell, monkeypatch):
+    """The interpreter the SDK recorded cannot run aclgen (here: a Python without cffi, as when
+    the environment `aclgen sdk` ran in has lost it). cffi alone would answer 0 — success — from
+    every function; the C layer answers aclInit with ACL_ERROR_RT_FAILURE and the cause, every
+    later call with an error, and handles with NULL."""
+    from aclgen.capi import build
+
+    monkeypatch.setattr(sys, "executable", str(shell.other_bin / "python3"))
+    prefix = tmp_path / "cann"
+    assert build.sdk(str(prefix), workdir=str(tmp_path))["python"] == str(shell.other_bin / "python3")
+    source, program = tmp_path / "not_started.c", tmp_path / "not_started"
+    source.write_text(NOT_STARTED)
+    _check(_gpp(prefix, source, program))
+    r = shell.run(prefix, program)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    assert lines["aclInit"].startswith("500003: aclgen's C SDK cannot start its Python runtime")
+    assert "No module named '_cffi_backend'" in lines["aclInit"]
+    assert lines["aclrtSetDevice"] == "100001"
+    assert lines["aclrtMalloc"].startswith("100001: aclgen's C SDK cannot start")
+    assert lines["aclCreateTensor"] == "NULL"
+    assert lines["aclnnHardswishBackwardGetWorkspaceSize"] == "561000"
+    assert lines["aclrtSynchronizeStream"] == "100001" and lines["aclFinalize"] == "100001"
+
+
+def test_a_declaration_file_gone_at_run_time_is_reported(tmp_path, shell):
     """The library loads --ops files when the program starts; one that has gone makes the
     operator's functions answer ACLNN_ERR_INNER with the reason, not crash."""
     ops_file = tmp_path / "gone_ops.py"
@@ -269,7 +336,7 @@ def test_a_declaration_file_gone_at_run_time_is_reported(tmp_path):
     ops_file.unlink()
     program = tmp_path / "leaky"
     _check(_gpp(prefix, EXAMPLES / "leaky_relu_backward.cpp", program))
-    r = _run(prefix, program)
+    r = shell.run(prefix, program)
     assert r.returncode != 0, r.stdout + r.stderr
     assert "ERROR: 561000" in r.stdout and "was not declared" in r.stdout and "gone_ops.py" in r.stdout
 
@@ -279,7 +346,7 @@ def test_a_declaration_file_gone_at_run_time_is_reported(tmp_path):
 
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
 @pytest.mark.parametrize("route", ["ASCEND_CUSTOM_PATH", "ASCEND_HOME_PATH"])
-def test_cmake_route(sdk, tmp_path, route):
+def test_cmake_route(sdk, tmp_path, route, shell):
     """CANN's CMake route: the root from ASCEND_CUSTOM_PATH, or from ASCEND_HOME_PATH as
     set_env.sh sets it; CMAKE_SKIP_RPATH, so the programs find the libraries through set_env.sh."""
     build = tmp_path / "build"
@@ -287,11 +354,11 @@ def test_cmake_route(sdk, tmp_path, route):
     script = (f'{custom}source "{sdk}/set_env.sh" && cmake -S "{EXAMPLES}" -B "{build}" -DCMAKE_CXX_COMPILER=g++ '
               f'-DCMAKE_SKIP_RPATH=TRUE -DCMAKE_BUILD_TYPE=Release && make -C "{build}" -j2 '
               "hardswish_backward selu_backward leaky_relu_backward misuse")
-    assert f"CANN install root: {sdk}\n" in _check(["bash", "-c", script], env=_fresh_env()).stdout
+    assert f"CANN install root: {sdk}\n" in _check(["bash", "-c", script], env=shell.env()).stdout
     for program in ("hardswish_backward", "selu_backward", "leaky_relu_backward", "misuse"):
-        r = _run(sdk, build / "bin" / program)
+        r = shell.run(sdk, build / "bin" / program)
         assert r.returncode == 0, f"{program}: {r.stdout}{r.stderr}"
-    assert "Total: 8 PASS, 0 FAIL" in _run(sdk, build / "bin" / "selu_backward").stdout
+    assert "Total: 8 PASS, 0 FAIL" in shell.run(sdk, build / "bin" / "selu_backward").stdout
 
 
 # ------------------------------------------------------------------ handles, in Python
@@ -321,7 +388,7 @@ def test_abi_names_every_documented_function():
         assert name in names, name
 
 
-def test_readme_three_commands(tmp_path):
+def test_readme_three_commands(tmp_path, shell):
     """The README's "C and C++" commands, as written, in a fresh shell (the prefix moved to tmp)."""
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## C and C++", 1)[1].split("\n## ", 1)[0]
@@ -331,7 +398,7 @@ def test_readme_three_commands(tmp_path):
     script = block.replace("/tmp/aclgen-cann", str(tmp_path / "cann")).replace("-o hardswish_backward",
                                                                                 f"-o {tmp_path}/hsb")
     script = script.replace("./hardswish_backward", f"{tmp_path}/hsb")
-    env = _fresh_env()
+    env = shell.env(PYTHONHOME=None, PYTHONPATH=None)  # (they would break the shell's `aclgen` itself)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # where `aclgen` is installed
     r = subprocess.run(["bash", "-euc", script], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr

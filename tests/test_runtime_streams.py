@@ -311,6 +311,43 @@ def test_queued_work_runs_without_a_synchronize():
     assert acl.rt.destroy_stream(stream) == 0
 
 
+def test_a_small_launch_on_an_idle_stream_runs_at_once_and_keeps_its_failure():
+    """CANN's pattern (phase 1, launch, synchronize) on an idle stream: the launching thread runs
+    small work at once (nothing is ahead of it); a failure is still the next synchronize's, once.
+    The stream's `unsettled` word (read by the C SDK without the GIL) stays 0 throughout."""
+    stream, _ = acl.rt.create_stream()
+    g = np.linspace(-4, 4, 1024, dtype=np.float32)
+    out = np.zeros_like(g)
+    ws, ex, ret = gws("hardswish")(acl.from_numpy(g), acl.from_numpy(g), acl.from_numpy(out))
+    assert run("hardswish")(None, ws, ex, stream) == 0
+    assert ref.same_bits(out, ref.hardswish_backward(g, g))  # ran within the launch
+    assert stream.unsettled.value == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+
+    ptr, _ = acl.rt.malloc(256, 0)  # memory freed between the phases: the launch's work fails
+    t = acl.create_tensor([64], acl.ACL_FLOAT, [1], 0, acl.ACL_FORMAT_ND, [64], ptr)
+    ws, ex, ret = gws("selu")(t, t, t)
+    assert ret == 0 and acl.rt.free(ptr) == 0
+    assert run("selu")(None, ws, ex, stream) == 0  # launched; the failure waits for synchronize
+    assert stream.unsettled.value == 1
+    assert acl.rt.synchronize_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR
+    assert "was freed before the call ran" in acl.get_recent_err_msg()
+    assert stream.unsettled.value == 0 and acl.rt.synchronize_stream(stream) == 0  # reported once
+    assert acl.rt.destroy_stream(stream) == 0
+
+
+def test_unsettled_while_work_is_queued():
+    stream, _ = acl.rt.create_stream()
+    ev = blocker(stream)
+    assert stream.unsettled.value == 1
+    g = np.ones(64, np.float32)
+    ws, ex, ret = gws("hardswish")(acl.from_numpy(g), acl.from_numpy(g), acl.from_numpy(g))
+    assert run("hardswish")(None, ws, ex, stream) == 0  # behind the held task: queued
+    ev.set()
+    assert acl.rt.synchronize_stream(stream) == 0 and stream.unsettled.value == 0
+    assert acl.rt.destroy_stream(stream) == 0
+
+
 def test_many_threads_queue_and_synchronize_on_one_stream():
     """8 threads queue tasks on one stream and synchronize it at once: each synchronize returns
     after its own thread's tasks ran; every task runs once, never two at a time, each thread's in

@@ -107,12 +107,14 @@ def test_destroy_with_pending_work_waits_and_returns_its_failure():
 
 def test_failure_in_work_that_the_synchronize_runs_itself():
     """No hold: a synchronize right after queueing finds the work pending and runs it itself;
-    the report and the work around the fault are the same."""
+    the report and the work around the fault are the same. (A first task queued as such keeps
+    the small launches behind it from running at once, on an idle stream.)"""
     stream, _ = acl.rt.create_stream()
     g = np.linspace(-5, 5, 1000, dtype=np.float32)
     want = ref.hardswish_backward(g, g)
     for _ in range(20):
         before, after = np.zeros_like(g), np.zeros_like(g)
+        stream.enqueue(lambda: None)
         queue_hardswish(stream, g, before)
         queue_on_freed_memory(stream)
         queue_on_freed_memory(stream)
@@ -128,6 +130,7 @@ def test_destroy_right_after_queueing_runs_the_work_and_returns_its_failure():
     stream, _ = acl.rt.create_stream()
     g = np.linspace(-4, 4, 77, dtype=np.float32)
     out = np.zeros_like(g)
+    stream.enqueue(lambda: None)  # (the launches behind it are queued, not run at once)
     queue_on_freed_memory(stream)
     queue_hardswish(stream, g, out)
     assert acl.rt.destroy_stream(stream) == aclnn.ACLNN_ERR_RUNTIME_ERROR

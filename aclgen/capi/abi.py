@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 from aclgen.runtime import constants as C
 
+# The embedding module exports each Python-implemented function under this prefix; the public
+# name is a C wrapper that checks the runtime started first (aclgen/capi/build.py).
+PYTHON_SIDE = "aclgen_py_"
+
 
 @dataclass(frozen=True)
 class Param:

@@ -11,9 +11,18 @@
 Why cffi's embedding mode: a C call into the library starts (once) a Python interpreter inside
 the C program and calls a Python function (aclgen/capi/library.py) with the GIL taken for the
 calling thread, so every C function is a thin door into the very runtime `aclgen.acl` and
-`aclgen.aclnn` use: the two faces cannot drift. The module is compiled against this Python (its
-libpython is found through the library's RUNPATH) and its init code puts this environment's
-site directories on `sys.path`, so a program finds aclgen where it is installed, venv included.
+`aclgen.aclnn` use: the two faces cannot drift.
+
+Starting that interpreter depends on nothing in the caller's shell. The library is compiled
+against this Python (its libpython found through the library's RUNPATH) and records this
+interpreter (`sys.executable`, so a virtual environment's pyvenv.cfg is found) and its import
+path: the first C call starts exactly that interpreter with PYTHONHOME, PYTHONPATH and the like
+ignored, whatever `python3` comes first on PATH. cffi's exported functions would answer 0 —
+success — when its start fails, so every public function is a C wrapper (`_wrappers`) that
+checks the start first: if the runtime could not start, aclInit returns ACL_ERROR_RT_FAILURE,
+the other acl functions ACL_ERROR_UNINITIALIZE, the aclnn functions ACLNN_ERR_INNER and those
+returning handles NULL, each with the cause for aclGetRecentErrMsg. The Python functions
+themselves are exported under abi.PYTHON_SIDE's prefix.
 
 The module's C side holds what must not be Python: `aclGetRecentErrMsg` (a thread-local
 message, valid until the thread's next call), `aclDataTypeSize`, stores through out-parameters,
@@ -37,7 +46,9 @@ MODULE = "aclgen_cann"
 CANN_NAMES = ("libascendcl.so", "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so", "libopapi.so")
 
 _HELPERS = """\
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +79,130 @@ void aclgen_put_plan(intptr_t ws, uint64_t size, intptr_t ex, intptr_t handle) {
     *(intptr_t *)ex = handle;
 }
 int64_t *aclgen_new_int64_array(uint64_t n);  /* C++ new[]: see aclgen_arrays.cpp */
+
+/* -- the start: the recorded interpreter, once; its outcome decides every call ------------- */
+
+static pthread_once_t aclgen_once = PTHREAD_ONCE_INIT;
+static int aclgen_state;  /* 0 while starting, 1 started, -1 failed (see aclgen_why) */
+static int aclgen_installed;  /* set by the init code once library.install() returned */
+static char aclgen_why[4096];
+
+/* The init code's verdict (aclgen/capi/library.py installed, or why not). */
+void aclgen_start_succeeded(void) { aclgen_installed = 1; }
+void aclgen_start_failed(const char *why) { snprintf(aclgen_why, sizeof aclgen_why, "%s", why); }
+
+/* The current Python exception as text (the GIL held), cleared. */
+static void aclgen_exception_text(char *out, size_t size) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *text = value ? PyObject_Str(value) : NULL;
+    const char *utf8 = text ? PyUnicode_AsUTF8(text) : NULL;
+    snprintf(out, size, "%s: %s", type ? ((PyTypeObject *)type)->tp_name : "error", utf8 ? utf8 : "?");
+    PyErr_Clear();
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+}
+
+static void aclgen_start_once(void) {
+    const char *prefix = "aclgen's C SDK cannot start its Python runtime (" ACLGEN_PYTHON ", as `aclgen sdk` ran)";
+    char cause[2048] = "";
+    if (!Py_IsInitialized()) {
+        /* The recorded interpreter, whatever the shell: no PYTHONHOME, PYTHONPATH, ... and no
+           search of PATH for `python3` (which is how another Python's stdlib got picked). */
+        PyConfig config;
+        PyConfig_InitPythonConfig(&config);
+        config.use_environment = 0;
+        config.parse_argv = 0;
+        config.install_signal_handlers = 0;
+        PyStatus status = PyConfig_SetBytesString(&config, &config.executable, ACLGEN_PYTHON);
+        if (!PyStatus_Exception(status)) {
+            status = Py_InitializeFromConfig(&config);
+        }
+        PyConfig_Clear(&config);
+        if (PyStatus_Exception(status)) {
+            snprintf(aclgen_why, sizeof aclgen_why, "%s: %s", prefix, status.err_msg ? status.err_msg : "failed");
+            aclgen_state = -1;
+            return;
+        }
+        PyEval_SaveThread();  /* the GIL is taken per call (cffi) */
+    }
+    /* cffi's own start needs _cffi_backend; without it, it would only print to stderr. */
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *backend = PyImport_ImportModule("_cffi_backend");
+    if (backend == NULL) {
+        aclgen_exception_text(cause, sizeof cause);
+    }
+    Py_XDECREF(backend);
+    PyGILState_Release(gil);
+    if (!cause[0] && cffi_start_python() != 0) {
+        snprintf(cause, sizeof cause, "its initialization failed (the traceback is on standard error)");
+    }
+    if (!cause[0] && !aclgen_installed && !aclgen_why[0]) {
+        snprintf(cause, sizeof cause, "aclgen.capi.library was not installed");
+    }
+    if (cause[0]) {
+        snprintf(aclgen_why, sizeof aclgen_why, "%s: %s", prefix, cause);
+    }
+    __atomic_store_n(&aclgen_state, aclgen_installed && !aclgen_why[0] ? 1 : -1, __ATOMIC_RELEASE);
+}
+
+/* 1 when the runtime runs; else 0, with the cause left for aclGetRecentErrMsg. */
+static inline int aclgen_started(void) {
+    if (__builtin_expect(__atomic_load_n(&aclgen_state, __ATOMIC_ACQUIRE) == 1, 1)) {
+        return 1;
+    }
+    pthread_once(&aclgen_once, aclgen_start_once);
+    if (__atomic_load_n(&aclgen_state, __ATOMIC_ACQUIRE) == 1) {
+        return 1;
+    }
+    aclgen_set_error(aclgen_why);
+    return 0;
+}
+
+/* -- streams C can synchronize without Python ----------------------------------------------- */
+
+/* A live stream's handle and its runtime's `unsettled` word (aclgen/runtime/stream.py: 0 while
+   nothing is queued or running and no failure waits): aclrtSynchronizeStream of a settled
+   stream returns 0 here. A slot taken by another live stream leaves the new one to Python. */
+#define ACLGEN_WATCHED 256
+static struct {
+    intptr_t handle;
+    const int64_t *unsettled;
+} aclgen_watched[ACLGEN_WATCHED];
+
+static size_t aclgen_slot(intptr_t handle) { return ((uintptr_t)handle >> 6) % ACLGEN_WATCHED; }
+
+void aclgen_watch_stream(intptr_t handle, intptr_t unsettled) {
+    size_t k = aclgen_slot(handle);
+    if (__atomic_load_n(&aclgen_watched[k].handle, __ATOMIC_ACQUIRE) != 0) {
+        return;
+    }
+    aclgen_watched[k].unsettled = (const int64_t *)unsettled;
+    __atomic_store_n(&aclgen_watched[k].handle, handle, __ATOMIC_RELEASE);
+}
+
+void aclgen_unwatch_stream(intptr_t handle) {
+    size_t k = aclgen_slot(handle);
+    if (__atomic_load_n(&aclgen_watched[k].handle, __ATOMIC_ACQUIRE) == handle) {
+        __atomic_store_n(&aclgen_watched[k].handle, 0, __ATOMIC_RELEASE);
+    }
+}
+
+/* Whether `handle` is a watched stream that is settled. x86-64 only: there the runtime's plain
+   store of 0, made after the work's own stores, cannot be seen before them (TSO); elsewhere
+   every synchronize asks Python. */
+static inline int aclgen_settled(intptr_t handle) {
+#if defined(__x86_64__)
+    size_t k = aclgen_slot(handle);
+    return handle != 0 && __atomic_load_n(&aclgen_watched[k].handle, __ATOMIC_ACQUIRE) == handle &&
+           __atomic_load_n(aclgen_watched[k].unsettled, __ATOMIC_ACQUIRE) == 0;
+#else
+    (void)handle;
+    return 0;
+#endif
+}
 """
 
 _HELPERS_CDEF = """\
@@ -79,6 +214,10 @@ void aclgen_put_i32(intptr_t p, int32_t v);
 void aclgen_put_ptr(intptr_t p, intptr_t v);
 void aclgen_put_plan(intptr_t ws, uint64_t size, intptr_t ex, intptr_t handle);
 int64_t *aclgen_new_int64_array(uint64_t n);
+void aclgen_start_succeeded(void);
+void aclgen_start_failed(const char *why);
+void aclgen_watch_stream(intptr_t handle, intptr_t unsettled);
+void aclgen_unwatch_stream(intptr_t handle);
 """
 
 _ARRAYS_CPP = """\
@@ -101,40 +240,57 @@ def _site_dirs() -> list[str]:
     return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
 
 
-def _failure_statuses(functions) -> dict[str, int]:
-    """What each function returns when the runtime cannot start (cffi's own default, 0, would
-    read as success): NULL for pointers, ACL_ERROR_INTERNAL_ERROR or ACLNN_ERR_INNER."""
-    out = {}
+def _not_started_status(f) -> str:
+    """What `f` returns when the runtime could not start (see the module docstring), in C."""
+    if "*" in f.returns:
+        return "0"  # NULL (the module declares pointers as intptr_t)
+    if f.returns == "aclError":
+        return str(C.ACL_ERROR_RT_FAILURE if f.name == "aclInit" else C.ACL_ERROR_UNINITIALIZE)
+    return str(C.ACLNN_ERR_INNER)
+
+
+_FAST_PATHS = {  # C said before Python is asked (the start already checked)
+    "aclrtSynchronizeStream": "if (aclgen_settled(stream)) {\n        return 0;\n    }\n    ",
+}
+
+
+def _wrappers(functions) -> str:
+    """The public functions: each checks the start, then calls its Python side (abi.PYTHON_SIDE)."""
+    out = []
     for f in functions:
-        if "*" in f.returns:
-            out[f.name] = 0
-        else:
-            out[f.name] = C.ACL_ERROR_INTERNAL_ERROR if f.returns == "aclError" else C.ACLNN_ERR_INNER
-    return out
+        decl = f.cffi_declaration()
+        returns, _, rest = decl.partition(f" {f.name}(")
+        params = rest.removesuffix(");")
+        args = ", ".join(p.name for p in f.params)
+        inner = abi.PYTHON_SIDE + f.name
+        out.append(f"{returns} {inner}({params});\n"
+                   f"{returns} {f.name}({params}) {{\n"
+                   f"    if (!aclgen_started()) {{\n        return {_not_started_status(f)};\n    }}\n"
+                   f"    {_FAST_PATHS.get(f.name, '')}return {inner}({args});\n}}\n")
+    return "\n".join(out)
 
 
-def _init_code(functions, exported: Sequence[str], op_files: Sequence[str]) -> str:
-    """The embedded interpreter's first code: this environment's packages on sys.path, then
-    aclgen's implementations; if aclgen cannot start, every function fails loudly instead."""
+def _init_code(exported: Sequence[str], op_files: Sequence[str]) -> str:
+    """The embedded interpreter's first code: this environment's packages and import path, then
+    aclgen's implementations; its verdict goes to the C start (aclgen_start_succeeded/failed)."""
+    path = [p for p in sys.path if p and os.path.isdir(p)]
     return f"""\
 import site, sys
 for _d in {_site_dirs()!r}:
     site.addsitedir(_d)
+for _d in {path!r}:
+    if _d not in sys.path:
+        sys.path.append(_d)
 from {MODULE} import ffi, lib
 try:
     from aclgen.capi import library
     library.install(ffi, lib, {list(exported)!r}, {list(op_files)!r})
 except BaseException as _exc:
     import traceback
-    _why = "aclgen's C SDK cannot start its Python runtime: " + "".join(traceback.format_exception_only(_exc)).strip()
-    sys.stderr.write(_why + "\\n")
-    def _failing(status):
-        def fail(*args):
-            lib.aclgen_set_error(_why.encode("utf-8", "replace"))
-            return status
-        return fail
-    for _name, _status in {_failure_statuses(functions)!r}.items():
-        ffi.def_extern(name=_name)(_failing(_status))
+    lib.aclgen_start_failed(("aclgen's C SDK cannot start its Python runtime: "
+                             + "".join(traceback.format_exception_only(_exc)).strip()).encode("utf-8", "replace"))
+else:
+    lib.aclgen_start_succeeded()
 """
 
 
@@ -150,18 +306,21 @@ def compile_library(lib64: str, ops, op_files: Sequence[str], workdir: str | Non
     functions = [f for f in abi.FUNCTIONS if f.python]
     for op in ops:
         functions += abi.operator_functions(op)
-    ffi.embedding_api("\n".join(f.cffi_declaration() for f in functions))
+    ffi.embedding_api("\n".join(f.cffi_declaration().replace(f" {f.name}(", f" {abi.PYTHON_SIDE}{f.name}(")
+                                 for f in functions))
     ffi.cdef(_HELPERS_CDEF)
     with tempfile.TemporaryDirectory(prefix="aclgen-sdk-", dir=workdir) as tmp:
         arrays = os.path.join(tmp, "aclgen_arrays.cpp")
         with open(arrays, "w") as f:
             f.write(_ARRAYS_CPP)
+        python = sys.executable.replace("\\", "\\\\").replace('"', '\\"')
         ffi.set_source(
-            MODULE, _HELPERS + _data_type_size(), sources=[arrays], libraries=["stdc++"],
+            MODULE, f'#define ACLGEN_PYTHON "{python}"\n' + _HELPERS + _data_type_size() + _wrappers(functions),
+            sources=[arrays], libraries=["stdc++"],
             extra_compile_args=["-O2"],
             extra_link_args=[f"-Wl,-soname,{LIBRARY}", f"-Wl,-rpath,{sysconfig.get_config_var('LIBDIR')}"],
         )
-        ffi.embedding_init_code(_init_code(functions, [op.name for op in ops], op_files))
+        ffi.embedding_init_code(_init_code([op.name for op in ops], op_files))
         try:
             built = ffi.compile(tmpdir=tmp, target=LIBRARY)
         except cffi.VerificationError as exc:

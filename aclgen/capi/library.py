@@ -12,6 +12,7 @@ would read as success, so every function is guarded and reports it as an interna
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -143,7 +144,9 @@ def aclrtCreateStream(p: int) -> int:
         return INVALID
     stream, ret = rt.create_stream()
     if ret == 0:
-        _lib.aclgen_put_ptr(p, streams.add(stream))
+        handle = streams.add(stream)
+        _lib.aclgen_watch_stream(handle, ctypes.addressof(stream.unsettled))  # (build.py: C's fast path)
+        _lib.aclgen_put_ptr(p, handle)
     return _report(ret)
 
 
@@ -151,12 +154,14 @@ def aclrtDestroyStream(handle: int) -> int:
     stream = streams.get(handle) if handle else None
     ret = rt.destroy_stream(stream)
     if isinstance(stream, Stream) and stream.destroyed:
+        _lib.aclgen_unwatch_stream(handle)
         streams.kill(handle, stream)  # destroyed even when it reports a failure of its queued work
     return _report(ret)
 
 
 def aclrtSynchronizeStream(handle: int) -> int:
-    return _report(rt.synchronize_stream(streams.get(handle) if handle else None))
+    ret = rt.synchronize_stream((streams.live(handle) or streams.get(handle)) if handle else None)
+    return _report(ret) if ret else 0  # (every CANN program's per-call pattern ends here)
 
 
 def aclrtMalloc(p: int, size: int, policy: int) -> int:
@@ -422,7 +427,7 @@ def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]
         fn = here[name]
         if fn.__code__.co_name in ("aclCreateTensor", "aclCreateScalar"):
             internal = 0  # pointer results: NULL
-        ffi.def_extern(name=name, error=internal, onerror=_on_error(name, internal))(fn)
+        ffi.def_extern(name=abi.PYTHON_SIDE + name, error=internal, onerror=_on_error(name, internal))(fn)
     for name in exported_operators:
         op = lookup(name)
         if op is None or op.name != name:
@@ -431,4 +436,5 @@ def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]
         else:
             first, second = phase1(op), phase2(op)
         for fn in (first, second):
-            ffi.def_extern(name=fn.__name__, error=C.ACLNN_ERR_INNER, onerror=_on_error(fn.__name__, C.ACLNN_ERR_INNER))(fn)
+            ffi.def_extern(name=abi.PYTHON_SIDE + fn.__name__, error=C.ACLNN_ERR_INNER,
+                           onerror=_on_error(fn.__name__, C.ACLNN_ERR_INNER))(fn)

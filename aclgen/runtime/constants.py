@@ -21,9 +21,11 @@ ACLNN_ERR_INNER_NULLPTR = 561103
 # --- runtime (acl.rt.*) status codes ----------------------------------------------------------
 ACL_SUCCESS = 0
 ACL_ERROR_INVALID_PARAM = 100000
+ACL_ERROR_UNINITIALIZE = 100001  # (the C ABI's calls after its runtime failed to start)
 ACL_ERROR_REPEAT_INITIALIZE = 100002  # (the C ABI's aclInit called twice: harmless)
 ACL_ERROR_BAD_ALLOC = 200000
 ACL_ERROR_INTERNAL_ERROR = 500000
+ACL_ERROR_RT_FAILURE = 500003  # (the C ABI's aclInit when its runtime cannot start)
 
 # --- aclDataType --------------------------------------------------------------------------------
 ACL_DT_UNDEFINED = -1

@@ -8,6 +8,8 @@ work even if the caller frees it early; such a late free is reported when the wo
 
 from __future__ import annotations
 
+import functools
+
 from aclgen.runtime import constants as C
 from aclgen.runtime import memory
 from aclgen.runtime.errors import AclError, fail, kind_of
@@ -61,8 +63,12 @@ class Executor:
         state = ("ready", "consumed", "destroyed")[self.state]
         return f"aclOpExecutor({self.api}, workspace={self.workspace_size}, {state})"
 
-    def run(self, workspace: int) -> None:
-        """Compute. Raises AclError (361001) if memory was freed since phase 1."""
+    def run(self, workspace: int, workspace_block=None) -> None:
+        """Compute. Raises AclError (361001) if memory was freed since phase 1, or the workspace's
+        runtime block `workspace_block` since the launch (work queued on a stream)."""
+        if workspace_block is not None and workspace_block.freed:
+            raise AclError(C.ACLNN_ERR_RUNTIME_ERROR,
+                           f"{self.api}: workspace 0x{workspace:x} was freed before the call ran")
         for b in self.blocks:
             if b.freed:
                 raise AclError(C.ACLNN_ERR_RUNTIME_ERROR,
@@ -127,14 +133,10 @@ def execute(api: str, workspace, workspace_size, executor, stream) -> int:
         except AclError as e:
             return fail(e.status, e.message)
         return C.ACLNN_SUCCESS
-    ws = workspace or 0
-
-    def task(executor=executor, ws=ws, ws_block=ws_block):
-        if ws_block is not None and ws_block.freed:
-            raise AclError(C.ACLNN_ERR_RUNTIME_ERROR, f"{api}: workspace 0x{ws:x} was freed before the call ran")
-        executor.run(ws)
-
-    stream.enqueue(task, executor.numel >= EAGER_NUMEL)
+    if executor.numel >= EAGER_NUMEL:
+        stream.enqueue(functools.partial(executor.run, workspace or 0, ws_block), eager=True)
+    else:
+        stream.launch(executor.run, workspace or 0, ws_block)
     return C.ACLNN_SUCCESS
 
 

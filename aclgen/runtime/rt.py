@@ -54,22 +54,20 @@ def create_stream() -> tuple[Stream, int]:
     return Stream(), C.ACL_SUCCESS
 
 
-def _stream(name: str, stream) -> Stream | int:
+def _bad_stream(name: str, stream) -> int:
+    """The status (and message) for `stream`, which is not a live aclrtStream."""
     if type(stream) is not Stream:
         return fail(C.ACL_ERROR_INVALID_PARAM, f"{name}: expected an aclrtStream, got {kind_of(stream)}")
-    if stream.destroyed:
-        return fail(C.ACL_ERROR_INVALID_PARAM, f"{name}: the stream was destroyed")
-    return stream
+    return fail(C.ACL_ERROR_INVALID_PARAM, f"{name}: the stream was destroyed")
 
 
 def synchronize_stream(stream) -> int:
     """Wait for `stream`'s queued work; returns the first failure among it (None: returns 0)."""
     if stream is None:
         return C.ACL_SUCCESS
-    s = _stream("synchronize_stream", stream)
-    if isinstance(s, int):  # a failure's status
-        return s
-    error = s.synchronize()
+    if type(stream) is not Stream or stream.destroyed:
+        return _bad_stream("synchronize_stream", stream)
+    error = stream.synchronize()
     return C.ACL_SUCCESS if error is None else fail(*error)
 
 
@@ -77,10 +75,9 @@ def destroy_stream(stream) -> int:
     """Destroy after the queued work finished; a failure of that work is returned."""
     if stream is None:
         return fail(C.ACL_ERROR_INVALID_PARAM, "destroy_stream: the default stream cannot be destroyed")
-    s = _stream("destroy_stream", stream)
-    if isinstance(s, int):  # a failure's status
-        return s
-    error = s.destroy()
+    if type(stream) is not Stream or stream.destroyed:
+        return _bad_stream("destroy_stream", stream)
+    error = stream.destroy()
     return C.ACL_SUCCESS if error is None else fail(*error)
 
 

@@ -13,6 +13,14 @@ two GIL hand-offs: 17-28 µs a round trip on an idle 2-core VM (more on a busy o
 1K-element call that computes for 0.3 µs. A synchronize that runs the pending work itself
 needs none of them.
 
+Small operator calls onto a stream with nothing queued or running go further (`launch`): the
+launching thread runs them at once, as a device would start work on an idle stream. Nothing can
+be ahead of them, so FIFO order holds; their failure is kept for the next synchronize like any
+other; and the launch costs what handing the work over would (a task, a lock, a counter), so
+CANN's pattern (phase 1, launch, synchronize: a fresh executor per call) costs about what the
+synchronous call costs. Small means below EAGER_NUMEL: work the lazy worker would not start
+before a synchronize or GRACE_S anyway, so no overlap with the host is lost.
+
 The worker is lazy, so that an immediate synchronize finds the work still pending. An enqueue
 onto an empty stream wakes it (one notify); it then dozes GRACE_S and runs only work queued
 before its doze and still pending — work that nobody synchronized — so queued work always makes
@@ -25,16 +33,16 @@ gets the GIL (~25 µs); a worker that woke at every enqueue would make that the 
 tight loop of call + synchronize it wakes twice per GRACE_S (the enqueue's notify, the doze's
 end) and runs nothing. An idle stream's worker sleeps on a condition: no CPU.
 
-Measured on a 2-core AMD EPYC VM, a 1K float32 aclnnHardswishBackward (repeatable executor)
-queued on a stream + synchronize_stream, 20000 round trips: median 2.5 µs, mean 2.6 µs, against
-17-28 µs with a worker woken per task through a condition variable; the same call synchronous
-(stream None) takes 0.7 µs. `aclgen bench --parts calls` times it ("aclnn call on a stream +
-synchronize").
+`aclgen bench --parts calls` times both stream rows: a repeatable executor queued and
+synchronized ("aclnn call on a stream + synchronize") and CANN's pattern with a fresh executor
+each time ("aclnn two-phase call on a stream + synchronize").
 """
 
 from __future__ import annotations
 
 import collections
+import ctypes
+import functools
 import threading
 from collections.abc import Callable
 
@@ -67,6 +75,7 @@ class Stream:
         "_thread",
         "_waiting",
         "destroyed",
+        "unsettled",
     )
 
     def __init__(self):
@@ -82,6 +91,11 @@ class Stream:
         self._eager = False  # eager work is queued: no grace
         self._closed = False
         self.destroyed = False
+        # 0 exactly while nothing is queued or running and no failure waits for a synchronize
+        # (written under the lock): a word native code may read without the GIL, so that the C
+        # SDK's aclrtSynchronizeStream of a settled stream returns without entering Python.
+        # Work run by `launch` on the launching thread never unsettles it unless it fails.
+        self.unsettled = ctypes.c_int64(0)
         self._thread = threading.Thread(target=self._work, name="aclgen-stream", daemon=True)
         self._thread.start()
         with _live_lock:
@@ -93,20 +107,56 @@ class Stream:
         with self._lock:
             self._queue.append(task)
             self._queued += 1
+            self.unsettled.value = 1
             if eager:
                 self._eager = True
             if self._state == ASLEEP or (eager and self._state == DOZING):
                 self._state = AWAKE
                 self._nap.notify()
 
+    def launch(self, fn: Callable[..., None], *args) -> None:
+        """Small work (see the module docstring): run `fn(*args)` now, on this thread, when
+        nothing is queued or running on the stream, else queue it. Its failure (AclError) is
+        kept for synchronize.
+        The lock is held while it runs (a small task: a synchronize or launch from another
+        thread meanwhile waits for it, as it would wait for the task to finish anyway)."""
+        lock = self._lock
+        lock.acquire()
+        if self._busy or self._queue:
+            self._queue.append(functools.partial(fn, *args))
+            self._queued += 1
+            self.unsettled.value = 1
+            if self._state == ASLEEP:
+                self._state = AWAKE
+                self._nap.notify()
+            lock.release()
+            return
+        self._queued += 1
+        try:
+            fn(*args)
+        except AclError as e:
+            self._fault(e.status, e.message)
+        except Exception as e:  # a bug, reported rather than raised into the launch
+            self._fault(C.ACLNN_ERR_RUNTIME_ERROR, f"stream task failed: {type(e).__name__}: {e}")
+        finally:
+            self._done += 1
+            lock.release()
+
     def synchronize(self) -> tuple[int, str] | None:
         """Run (or wait for) everything queued before this call; returns the first failure of
         the stream's work since the last synchronize, if any."""
+        # Nothing pending and nothing to report: no lock. Under the GIL each read is atomic; the
+        # counts only grow and _done <= _queued, so equal counts mean that everything queued
+        # before this call has finished; a task's failure is stored before _done counts it.
+        if self._done == self._queued and self._error is None:
+            return None
         with self._lock:
             target = self._queued
             while self._done < target:
                 self._step()
             error, self._error = self._error, None
+            if self._done == self._queued:
+                self.unsettled.value = 0
         return error
 
     def destroy(self) -> tuple[int, str] | None:
@@ -132,21 +182,29 @@ class Stream:
         task = self._queue.popleft()
         self._busy = True
         self._lock.release()
-        error = None
+        failure = None
         try:
             task()
         except AclError as e:
-            error = (e.status, e.message)
-        except Exception as e:  # a bug, reported rather than killing the thread
-            error = (C.ACLNN_ERR_RUNTIME_ERROR, f"stream task failed: {type(e).__name__}: {e}")
+            failure = (e.status, e.message)
+        except Exception as e:  # a bug, reported rather than killing the thread that ran it
+            failure = (C.ACLNN_ERR_RUNTIME_ERROR, f"stream task failed: {type(e).__name__}: {e}")
         finally:
             self._lock.acquire()
             self._busy = False
+            if failure is not None:
+                self._fault(*failure)  # before `_done` counts the task: synchronize's fast path
             self._done += 1
-            if self._error is None:
-                self._error = error
+            if self._done == self._queued and self._error is None:
+                self.unsettled.value = 0
             if self._waiting:
                 self._finished.notify_all()
+
+    def _fault(self, status: int, message: str) -> None:
+        """Keep a task's failure for synchronize unless an earlier one is waiting (lock held)."""
+        if self._error is None:
+            self._error = (status, message)
+        self.unsettled.value = 1
 
     def _rest(self, state: int, timeout: float | None) -> None:
         self._state = state
