@@ -12,24 +12,10 @@ through Ascend's aclnn API.
     fn = aclgen.compile(formula, dtypes="float16")      # the quick path: no aclnn name needed
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aclgen.declaration import DeclarationError, Example, KernelOperands, Scalar, registered
-from aclgen.frontend.dsl import (
-    FormulaError,
-    absolute,
-    exp,
-    isnan,
-    logical_and,
-    logical_not,
-    logical_or,
-    select,
-    sigmoid,
-    where,
-)
-from aclgen.frontend.dsl import (
-    f32_const as f32,
-)
+from aclgen.frontend.dsl import FormulaError, names
 
 __version__ = "0.1.0"
 
@@ -38,7 +24,11 @@ if TYPE_CHECKING:  # for type checkers; at run time the names below load on firs
     from aclgen.runtime.function import Function, OperatorError, operator
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
+    # The formula language's names come from its table (aclgen/frontend/dsl.py).
+    language = names()
+    if name in language:
+        return language[name]
     # The runtime (numpy views, the native layer) loads on first use: `import aclgen` stays light.
     if name in ("operator", "Function", "OperatorError"):
         from aclgen.runtime import function
@@ -52,6 +42,10 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(set(__all__) | set(globals()))
+
+
 __all__ = [
     "DeclarationError",
     "Example",
@@ -60,17 +54,8 @@ __all__ = [
     "KernelOperands",
     "OperatorError",
     "Scalar",
-    "absolute",
     "compile",
-    "exp",
-    "f32",
-    "isnan",
-    "logical_and",
-    "logical_not",
-    "logical_or",
     "operator",
     "registered",
-    "select",
-    "sigmoid",
-    "where",
+    *names(),  # pyright: ignore[reportUnsupportedDunderAll]
 ]

@@ -30,15 +30,23 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 
 from aclgen.codegen import jit as jitmod
 from aclgen.codegen.llvm_ir import convert_module
 from aclgen.codegen.target import host
 from aclgen.dialects import ew
-from aclgen.frontend.tracer import trace
-from aclgen.kernel import MODEL_TILE, STAGES, CompileError, Kernel, Options, Param, StageTexts, Variant
+from aclgen.frontend import emit
+from aclgen.frontend.tracer import Graph, Signature, trace
+from aclgen.kernel import STAGES, CompileError, Kernel, Options, Param, StageTexts, Variant
 from aclgen.passes import pipeline
+
+
+def trace_variant(formula: Callable, variant: Variant, params: Sequence[Param], names: Sequence[str]) -> Graph:
+    """The formula traced with the element types of `variant` (and its parameters')."""
+    types = [d.name for d in variant.inputs] + [p.graph_type(variant.inputs[0]) for p in params]
+    kinds = ["input"] * len(variant.inputs) + ["param"] * len(params)
+    return trace(formula, Signature(names[: len(types)], types, len(variant.outputs), kinds))
 
 
 def build_module(
@@ -50,18 +58,19 @@ def build_module(
         for d, lay in zip(variant.outputs, variant.layouts[len(variant.inputs) :])
     ]
     ptypes = tuple(p.ir_type(variant.inputs[0]) for p in params)
-    traced = trace(formula, name, views_in, ptypes, views_out, names)
-    return ModuleOp([traced.kernel]), traced.listing, ptypes
+    graph = trace_variant(formula, variant, params, names)
+    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names)
+    return ModuleOp([kernel]), graph.listing, ptypes
 
 
 def run_pipeline(
     module: ModuleOp,
-    spec: str,
+    passes: Sequence[ModulePass],
     record: dict[str, str] | None = None,
     seconds: dict | None = None,
     verify_each: bool = True,
 ) -> None:
-    """Apply a pass pipeline, verifying after each pass (unless `verify_each` is false) and
+    """Apply `passes`, verifying after each pass (unless `verify_each` is false) and
     recording its output text into `record` when given."""
     ctx = pipeline.context()
     last = [time.perf_counter()]
@@ -82,7 +91,7 @@ def run_pipeline(
         last[0] = time.perf_counter()
 
     try:
-        pipeline.parse(spec, after).apply(ctx, module)
+        PassPipeline(tuple(passes), after).apply(ctx, module)
     except CompileError:
         raise
     except Exception as exc:
@@ -107,10 +116,8 @@ def _translate(module: ModuleOp) -> str:
         raise CompileError(f"translating the llvm dialect to LLVM IR failed: {exc}") from exc
 
 
-def _spec(options: Options) -> str:
-    return pipeline.default_spec(
-        options.tile_size or MODEL_TILE, options.width, options.fma, options.noalias, options.nontemporal
-    )
+def _passes(options: Options) -> list[ModulePass]:
+    return pipeline.passes(options, host())
 
 
 def stage_texts(
@@ -128,7 +135,7 @@ def stage_texts(
     kname = f"{name}_{variant.tag}"
     module, listing, _ = build_module(formula, kname, variant, params, names)
     ir = {"dsl": listing, "ew": str(module)}
-    run_pipeline(module, _spec(options), ir)
+    run_pipeline(module, _passes(options), ir)
     ir["llvm-dialect"] = str(module)
     ir["llvm-ir"] = llvm_ir = _translate(module)
     try:
@@ -160,7 +167,7 @@ def compile_variant(
     module, listing, _ = build_module(formula, kname, variant, params, names)
     seconds["trace"] = time.perf_counter() - t
     try:
-        run_pipeline(module, _spec(options), None, seconds, verify_each=False)
+        run_pipeline(module, _passes(options), None, seconds, verify_each=False)
         t = time.perf_counter()
         llvm_ir = _translate(module)
         seconds["translate"] = time.perf_counter() - t

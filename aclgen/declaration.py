@@ -23,17 +23,19 @@ fetched from the compile cache, aclgen/cache.py) by `Operator.kernel(variant, op
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import keyword
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from aclgen import cache
 from aclgen import dtypes as dt
+from aclgen.frontend.tracer import Graph, Signature, trace
 from aclgen.kernel import Kernel, Options, Param, Variant
 
 SOCS = ("Ascend910", "Ascend910B", "Ascend910_93", "Ascend310P", "Ascend950")
@@ -157,6 +159,17 @@ class Operator:
         return (*self.kernel_inputs, *(p.name for p in self.params), *self.kernel_outputs)
 
     @cached_property
+    def graph(self) -> Graph:
+        """The formula traced with the operator's first dtype (its kernels are traced again per
+        variant): `declare` takes it at once, so a formula the language cannot express fails
+        where it is declared, naming its line."""
+        first = next(iter(self.all_dtypes()), dt.float32)
+        types = [first.name] * len(self.kernel_inputs) + [p.graph_type(first) for p in self.params]
+        kinds = ["input"] * len(self.kernel_inputs) + ["param"] * len(self.params)
+        n = len(types)
+        return trace(self.formula, Signature(self.kernel_arg_names[:n], types, len(self.kernel_outputs), kinds))
+
+    @cached_property
     def source(self) -> tuple[str, int]:
         """(file, line) of the formula: where the operator was declared."""
         code = inspect.unwrap(self.formula).__code__
@@ -256,6 +269,31 @@ def lookup(name: str) -> Operator | None:
 
 # --------------------------------------------------------------------------------- declaring
 
+_collecting = threading.local()
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[Exception]]:
+    """Within: a declaration whose formula cannot be traced is noted in the yielded list (the
+    operator stays undeclared) instead of raised, so a loader can name every broken operator of
+    a module, not only the first (`aclgen ops FILE.py`)."""
+    outer = getattr(_collecting, "errors", None)
+    _collecting.errors = errors = []
+    try:
+        yield errors
+    finally:
+        _collecting.errors = outer
+
+
+def collect(exc: Exception) -> bool:
+    """Note `exc` when collecting (see `collecting`); False when it is to be raised."""
+    errors = getattr(_collecting, "errors", None)
+    if errors is None:
+        return False
+    errors.append(exc)
+    return True
+
+
 
 def snake(name: str) -> str:
     """CANN's camelCase parameter name as a Python one: gradOutput -> grad_output."""
@@ -337,6 +375,7 @@ def declare(
         raise DeclarationError(f"operator {name!r}: inputs and scalars {python} (as Python parameters) must be "
                                f"distinct, not Python keywords and not 'out', the Python call's output argument")
     _check_arity(op)
+    op.graph  # noqa: B018  (traced now: a FormulaError names the user's line at the declaration)
     return op
 
 

@@ -12,8 +12,9 @@
 It declares an operator (aclgen.declaration) that is not registered: arguments named in
 `params` are f32 scalars, the others tensors of exactly the given dtypes, outputs of
 `out_dtypes`. The result is the same kind of object `@aclgen.operator` returns (a
-aclgen.runtime.function.Function: the same planner, native pool, replays), with the default
-variant compiled at once so a formula the DSL cannot trace fails here, naming its line.
+aclgen.runtime.function.Function: the same planner, native pool, replays). The formula is traced
+here, so one the language cannot express fails at once, naming its line; kernels are compiled
+on first use (`fn.kernel`, the first call).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 from aclgen import dtypes as dt
 from aclgen.declaration import declare
 from aclgen.frontend.dsl import FormulaError
+from aclgen.frontend.tracer import Signature, trace
 from aclgen.kernel import Options
 from aclgen.runtime import constants as C
 from aclgen.runtime.function import Function
@@ -89,12 +91,10 @@ def compile(
     if not tensors:
         raise FormulaError(f"{fn.__qualname__} needs at least one tensor argument")
     in_dtypes = _per_arg(dtypes, tensors, "dtypes")
-    from xdsl.dialects.builtin import f32
-
-    from aclgen.frontend.tracer import count_outputs  # counting outputs traces the formula
-
-    types = dict(zip(tensors, (d.ir_type for d in in_dtypes)))
-    outs = [f"out{i}" for i in range(count_outputs(fn, [types.get(a, f32) for a in args]))]
+    types = dict(zip(tensors, (d.name for d in in_dtypes)))
+    kinds = ["input" if a in types else "param" for a in args]
+    graph = trace(fn, Signature(args, [types.get(a, "float32") for a in args], None, kinds))
+    outs = [f"out{i}" for i in range(len(graph.results))]
     out_d = _per_arg(out_dtypes if out_dtypes is not None else in_dtypes[0].name, outs, "out_dtypes")
     python_name = name or fn.__name__.replace("<lambda>", "formula")
     op = declare(
@@ -110,9 +110,7 @@ def compile(
         options=Options.from_knobs(**options),
         python_name=python_name,
     )
-    function = Function(op, names=[*tensors, *params], dtypes=in_dtypes)
-    function.kernel  # noqa: B018  (traced and compiled now: a formula's errors name the user's line)
-    return function
+    return Function(op, names=[*tensors, *params], dtypes=in_dtypes)
 
 
 def _results(out_dtypes):

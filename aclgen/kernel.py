@@ -21,9 +21,8 @@ from aclgen.knobs import knobs
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
 
-STAGES = (
-    "dsl",
-    "ew",
+#: The pass pipeline, in order (aclgen/passes/pipeline.py makes the passes with their options).
+PIPELINE = (
     "legalize-dtypes",
     "tile-elementwise",
     "vectorize-elementwise",
@@ -32,11 +31,11 @@ STAGES = (
     "convert-scf-to-cf",
     "lower-to-llvm",
     "dce",
-    "llvm-dialect",
-    "llvm-ir",
-    "llvm",
-    "asm",
 )
+
+#: Every stage a kernel keeps the text of (`kernel.ir[stage]`): the traced formula, its `ew`
+#: kernel, the module after each pass, then LLVM's forms.
+STAGES = ("dsl", "ew", *PIPELINE, "llvm-dialect", "llvm-ir", "llvm", "asm")
 
 
 class CompileError(Exception):
@@ -58,7 +57,7 @@ class Options:
     Every field enters the compile cache key."""
 
     tile_size: int = 0  # 0: the schedule's (tuned by `aclgen tune`, else MODEL_TILE; aclgen/schedules.py)
-    width: int = 0  # 0: the schedule's (tuned, else vectorize-elementwise's model, native_width)
+    width: int = 0  # 0: the schedule's (tuned, else vectorize-elementwise's model, model_width)
     fma: str = "auto"
     noalias: bool = False
     opt_level: int = 3
@@ -86,6 +85,10 @@ class Param:
         if self.kind == "like-input" and not first_input.is_float:
             return "i64"
         return "f32"
+
+    def graph_type(self, first_input: dt.DType) -> str:
+        """The element type the formula sees (aclgen.frontend.tracer): "float32" or "int64"."""
+        return "int64" if self.type_name(first_input) == "i64" else "float32"
 
     def ir_type(self, first_input: dt.DType) -> Attribute:
         from xdsl.dialects.builtin import f32, i64
@@ -199,4 +202,4 @@ class Kernel:
         return list(self.ir)
 
 
-__all__ = ["STAGES", "CompileError", "Kernel", "Options", "Param", "StageTexts", "Variant"]
+__all__ = ["PIPELINE", "STAGES", "CompileError", "Kernel", "Options", "Param", "StageTexts", "Variant"]

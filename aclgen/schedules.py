@@ -1,7 +1,7 @@
 """The schedule a kernel variant compiles with: measured on this host by `aclgen tune`, else the model.
 
 A schedule is what Options may change without changing a result bit: `width`, the elements one
-vector step of the column loop takes (0: the model, vectorize-elementwise's `native_width`), and
+vector step of the column loop takes (0: the model, vectorize-elementwise's `model_width`), and
 `tile_size`, the elements of one tile (0: the model, MODEL_TILE). An explicit value
 (ACLGEN_VECTOR_WIDTH, ACLGEN_TILE_SIZE, `aclgen compile --width`, Options(...)) is used as it is;
 a 0 is filled by `choose` from the tuned schedules of the current target, when `aclgen tune`

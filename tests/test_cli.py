@@ -51,7 +51,7 @@ def test_compile_llvm_is_vectorized_with_fcmp_and_select():
     assert r.returncode == 0, r.stderr
     assert re.search(r"fcmp \w+ <\d+ x float>", r.stdout)
     assert re.search(r"select <\d+ x i1>", r.stdout)
-    if host().f32_lanes == 8:  # twice the f32 lanes by default (vectorize_elementwise.native_width)
+    if host().f32_lanes == 8:  # twice the f32 lanes by default (vectorize_elementwise.model_width)
         assert "<16 x float>" in r.stdout
         assert "fcmp olt <16 x float>" in r.stdout
 

@@ -32,14 +32,14 @@ def test_every_load_and_store_has_explicit_alignment(dtype):
         assert m, f"no explicit alignment: {line}"
         assert int(m.group(1)) >= min(size, 4), line  # element size, 8 for the launch record
     # the peeled output's vector stores are aligned to the vector size: the model's width
-    # (vectorize_elementwise.native_width; deinterleaved bf16 bodies are "heavy": 32 lanes)
+    # (vectorize_elementwise.model_width; deinterleaved bf16 bodies are "heavy": 32 lanes)
     lanes = min(4 * W, max(32, W)) if dtype == "bfloat16" else 2 * W
     assert re.search(rf"store <\d+ x \w+> .*align {lanes * size}\b", ir)
 
 
 def test_vector_width_compare_and_select():
     ir = kernel("hardswish_backward", "float32").ir["llvm"]
-    lanes = 2 * W  # vectorize_elementwise.native_width
+    lanes = 2 * W  # vectorize_elementwise.model_width
     assert f"<{lanes} x float>" in ir
     assert re.search(rf"fcmp \w+ <{lanes} x float>", ir) and re.search(rf"select <{lanes} x i1>", ir)
 
@@ -76,7 +76,7 @@ def test_noalias_variant():
 def test_strided_and_broadcast_variants_compile_to_vector_code():
     k = kernel("softshrink_backward", "float16", ("strided", "broadcast", "contiguous"), rank=3)
     assert "tile.splat" in k.ir["vectorize-elementwise"]
-    lanes = 2 * W  # all-f16 memory: twice the f32 lanes (vectorize_elementwise.native_width)
+    lanes = 2 * W  # all-f16 memory: twice the f32 lanes (vectorize_elementwise.model_width)
     assert f"<{lanes} x half>" in k.ir["llvm"] or f"<{lanes} x float>" in k.ir["llvm"]
 
 
@@ -104,11 +104,10 @@ def test_width_and_tile_options_change_code_not_results():
 @pytest.mark.parametrize("misalign", [0, 1, 3])
 def test_peeling_and_streaming_stores_on_misaligned_outputs(width, misalign):
     """Outputs starting at any element offset, odd lengths: peel + vector + tail stay exact."""
-    from aclgen.compiler import run_pipeline
     from aclgen.passes import pipeline
 
-    spec = pipeline.default_spec(8192, width, "auto", False, nontemporal=True)
-    assert "nontemporal=true" in spec
+    spec = pipeline.spec(pipeline.passes(Options(width=width, nontemporal=True), host()))
+    assert "nontemporal=true" in spec and f"width={width}" in spec
     f = aclgen.compile(lambda g, x: aclgen.select(x <= 0.5, 0.0, g), width=width)
     for n in (1, 5, 31, 1000):
         g = np.arange(n + misalign, dtype=np.float32)[misalign:]
@@ -118,7 +117,6 @@ def test_peeling_and_streaming_stores_on_misaligned_outputs(width, misalign):
         f(g, x, out=out)
         np.testing.assert_array_equal(out, np.where(x <= 0.5, 0, g))
         assert (buf[:misalign] == -7).all() and (buf[misalign + n :] == -7).all()
-    del run_pipeline
 
 
 def test_nontemporal_variant_emits_streaming_stores_and_a_fence():

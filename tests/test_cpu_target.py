@@ -195,7 +195,7 @@ def test_features_without_avx_give_sse_code():
     assert "xmm" in asm and "ymm" not in asm and "zmm" not in asm
     with overridden(ACLGEN_CPU_FEATURES="-avx"):
         llvm = compile_variant(HSB.formula, "hsb_target", F32, HSB.params, HSB.kernel_arg_names, Options()).ir["llvm"]
-    assert "<8 x float>" in llvm and "<16 x float>" not in llvm  # 2 x 4 lanes (vectorize_elementwise.native_width)
+    assert "<8 x float>" in llvm and "<16 x float>" not in llvm  # 2 x 4 lanes (vectorize_elementwise.model_width)
 
 
 @x86_64

@@ -1,6 +1,10 @@
 """The DSL: tracing, weak constants, errors that point at the user's line, user operators."""
 
 import math
+import re
+import subprocess
+import sys
+import textwrap
 
 import ml_dtypes
 import numpy as np
@@ -25,16 +29,20 @@ def bad_if(x):
     return -x
 
 
-def bad_pow(x):
-    return x**2  # BAD-POW
-
-
 def bad_math(x):
-    return math.exp(x)  # BAD-MATH
+    return math.erf(x)  # BAD-MATH
 
 
 def bad_numpy(x):
-    return np.exp(x)  # BAD-NUMPY
+    return np.tanh(x) * 2.0  # BAD-NUMPY
+
+
+def bad_max(x):
+    return max(x, 0.0)  # BAD-MAX
+
+
+def bad_clip(x):
+    return np.clip(x, -1.0, 1.0)  # BAD-CLIP
 
 
 def bad_chain(x):
@@ -45,24 +53,120 @@ def bad_select(x):
     return select(x, x, 0.0)  # BAD-SELECT
 
 
+def bad_round(x):
+    return round(x, 2)  # BAD-ROUND
+
+
+def bad_count(x):
+    y = x * 2.0
+    return y, y  # BAD-COUNT
+
+
 @pytest.mark.parametrize(
     "fn,marker,words",
     [
         (bad_if, "BAD-IF", "truth value"),
-        (bad_pow, "BAD-POW", "**"),
-        (bad_math, "BAD-MATH", "not a Python number"),
-        (bad_numpy, "BAD-NUMPY", "unsupported"),
+        (bad_math, "BAD-MATH", "math.erf is not a formula function: use aclgen.erf"),
+        (bad_numpy, "BAD-NUMPY", "np.tanh is not a formula function: use aclgen.tanh"),
+        (bad_max, "BAD-MAX", "max is not a formula function: use aclgen.maximum"),
+        (bad_clip, "BAD-CLIP", "np.clip is not a formula function: use aclgen.clamp"),
         (bad_chain, "BAD-CHAIN", "truth value"),
         (bad_select, "BAD-SELECT", "needs a mask"),
+        (bad_round, "BAD-ROUND", "use aclgen.round(x)"),
     ],
 )
-def test_errors_name_the_users_line(fn, marker, words):
+def test_errors_name_the_users_line_and_what_to_write(fn, marker, words):
     with pytest.raises(FormulaError) as info:
-        aclgen.compile(fn)
+        aclgen.compile(fn)  # traced at once: nothing compiles, the error is the declaration's
     msg = str(info.value)
     assert f"{HERE}:{line_of(fn, marker)}:" in msg, msg
-    assert words in msg
+    assert words in msg, msg
     assert marker in msg  # the source line is quoted
+
+
+def test_torch_functions_are_named_too():
+    torch = pytest.importorskip("torch")
+
+    def bad_torch(x):
+        return torch.tanh(x)  # BAD-TORCH
+
+    with pytest.raises(FormulaError, match=re.escape("torch.tanh is not a formula function: use aclgen.tanh")) as info:
+        aclgen.compile(bad_torch)
+    assert f"{HERE}:{line_of(bad_torch, 'BAD-TORCH')}:" in str(info.value)
+
+
+def test_a_wrong_number_of_results_points_at_the_return():
+    with pytest.raises(FormulaError, match="returns 2 values but the operator has 1 output") as info:
+        aclgen.operator("SuiteBadCount", inputs=("self",), outputs=("out",))(bad_count)
+    assert f"{HERE}:{line_of(bad_count, 'BAD-COUNT')}:" in str(info.value)
+    assert aclgen.declaration.lookup("SuiteBadCount") is None  # not registered
+
+
+def test_a_broken_operator_is_never_registered():
+    with pytest.raises(FormulaError, match=re.escape("use aclgen.tanh")):
+        aclgen.operator("SuiteBadNumpy", inputs=("self",), outputs=("out",))(bad_numpy)
+    assert aclgen.declaration.lookup("SuiteBadNumpy") is None
+
+
+def test_declaring_traces_without_the_compiler(tmp_path):
+    """A declaration traces its formula (so errors surface at import) but imports no xDSL."""
+    code = textwrap.dedent("""
+        import sys
+        import aclgen
+
+        @aclgen.operator("SuiteLight", inputs=("self",), outputs=("out",))
+        def light(x):
+            return aclgen.select(x > 0.0, aclgen.exp(x), x * x)
+
+        try:
+            @aclgen.operator("SuiteHeavy", inputs=("self",), outputs=("out",))
+            def heavy(x):
+                return max(x, 0.0)
+        except aclgen.FormulaError as exc:
+            print("error:", str(exc).splitlines()[0].split(": ", 1)[1])
+        print("xdsl" in sys.modules, aclgen.declaration.lookup("SuiteHeavy"))
+    """)
+    (tmp_path / "declares.py").write_text(code)
+    out = subprocess.run([sys.executable, str(tmp_path / "declares.py")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["error: max is not a formula function: use aclgen.maximum", "False None"]
+
+
+def test_cli_ops_names_every_broken_operator(tmp_path):
+    module = tmp_path / "broken_ops.py"
+    module.write_text(textwrap.dedent("""
+        import math
+        import numpy as np
+        import aclgen
+
+        @aclgen.operator("SuiteUsesMath", inputs=("self",), outputs=("out",))
+        def uses_math(x):
+            return math.erf(x)
+
+        @aclgen.operator("SuiteFine", inputs=("self",), outputs=("out",))
+        def fine(x):
+            return x * 2.0
+
+        @aclgen.operator("SuiteUsesNumpy", inputs=("self",), outputs=("out",))
+        def uses_numpy(x):
+            return np.tanh(x)
+    """))
+    r = subprocess.run([sys.executable, "-m", "aclgen.cli", "ops", str(module)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1
+    assert "2 operators cannot be compiled" in r.stderr
+    assert f"SuiteUsesMath: {module}:8: math.erf is not a formula function: use aclgen.erf" in r.stderr
+    assert f"SuiteUsesNumpy: {module}:16: np.tanh is not a formula function: use aclgen.tanh" in r.stderr
+
+
+def test_power_with_constant_exponents_is_what_torch_computes():
+    x = np.array([-3.0, -0.5, 0.0, -0.0, 0.5, 2.0, np.inf, -np.inf, np.nan, 1e20], np.float32)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(aclgen.compile(lambda x: x**2)(x), x * x)
+        np.testing.assert_array_equal(aclgen.compile(lambda x: x**3)(x), x * x * x)
+        np.testing.assert_array_equal(aclgen.compile(lambda x: x**-1)(x), np.float32(1) / x)
+        np.testing.assert_array_equal(aclgen.compile(lambda x: x**1.0)(x), x)
+        np.testing.assert_array_equal(aclgen.compile(lambda x: x**0)(x), np.ones_like(x))  # even NaN (C99 pow)
 
 
 def test_unknown_param_is_reported():

@@ -119,6 +119,10 @@ class Host:
             return 8
         return 4
 
+    @property
+    def is_x86(self) -> bool:
+        return self.triple.startswith(("x86_64", "i686"))
+
     @functools.cached_property
     def key(self) -> str:
         """What the compile cache keys on (in memory on every kernel lookup: made once)."""

@@ -27,7 +27,7 @@ selects and conversions are exact.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -67,6 +67,8 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
+
+from aclgen.frontend.dsl import FUNCTIONS, Function
 
 LAYOUTS = ("contiguous", "strided", "broadcast")
 
@@ -347,25 +349,7 @@ class NegOp(UnaryOp):
     name = "ew.neg"
 
 
-@irdl_op_definition
-class AbsOp(UnaryOp):
-    """`|input|` (clears the sign bit; exact)."""
 
-    name = "ew.abs"
-
-
-@irdl_op_definition
-class ExpOp(UnaryOp):
-    """`e ** input`; `expand-math` replaces it with a vectorizable polynomial (<= 2 ulp)."""
-
-    name = "ew.exp"
-
-
-@irdl_op_definition
-class SigmoidOp(UnaryOp):
-    """`1 / (1 + exp(-input))`; expanded by `expand-math`."""
-
-    name = "ew.sigmoid"
 
 
 # ----------------------------------------------------------------------------- predicates
@@ -402,24 +386,6 @@ class CmpOp(IRDLOperation):
             raise VerifyException(f"ew.cmp predicate must be one of {PREDICATES}, got {self.predicate.data!r}")
         if element(self.result.type) != i1:
             raise VerifyException("ew.cmp result must be i1 or a vector of i1")
-
-
-@irdl_op_definition
-class IsNanOp(IRDLOperation):
-    """True where the element is NaN (always false for integers)."""
-
-    name = "ew.isnan"
-    input = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-
-    def __init__(self, input: SSAValue | Operation):
-        input = SSAValue.get(input)
-        super().__init__(operands=[input], result_types=[like(input.type, i1)])
-
-    def verify_(self) -> None:
-        _check_same_shape(self)
 
 
 class LogicalOp(IRDLOperation):
@@ -536,6 +502,61 @@ class ConvertOp(IRDLOperation):
                 raise VerifyException(f"ew.convert cannot convert {v.type}")
 
 
+# ----------------------------------------------------------------------------- formula functions
+
+
+class FunctionOp(IRDLOperation):
+    """Base of the formula functions' ops: one op per record of aclgen.frontend.dsl.FUNCTIONS,
+    made by `_function_op` (`ew.exp`, `ew.tanh`, `ew.isnan`, ...). Operands are f32 after
+    `legalize-dtypes` (any element type before); the result is f32, or a mask for `mask`
+    functions. The record (`FUNCTION`) says what the op computes; its code is an expansion or
+    an intrinsic (aclgen/passes/expansions/).
+
+        %t = ew.tanh %x : vector<8xf32> -> vector<8xf32>
+        %p = ew.pow %x, %y : f32, f32 -> f32
+    """
+
+    FUNCTION: ClassVar[Function]
+    traits = traits_def(Pure())
+
+    def __init__(self, *args: SSAValue | Operation):
+        first = SSAValue.get(args[0])
+        result = like(first.type, i1 if self.FUNCTION.mask else f32)
+        super().__init__(operands=list(args), result_types=[result])
+
+    def verify_(self) -> None:
+        _check_same_shape(self)
+        want = i1 if self.FUNCTION.mask else f32
+        if element(self.results[0].type) != want:
+            raise VerifyException(f"{self.name} gives {want} elements, not {self.results[0].type}")
+
+
+def _function_op(f: Function) -> type[FunctionOp]:
+    operands = [f"x{k}" for k in range(f.arity)] if f.arity > 1 else ["input"]
+    body: dict = {name: operand_def() for name in operands}
+    body |= {
+        "name": f"ew.{f.op_name}",
+        "FUNCTION": f,
+        "__annotations__": {"FUNCTION": ClassVar[Function]},
+        "result": result_def(),
+        "__doc__": f"`{f.name}`: {f.contract}",
+        "__module__": __name__,
+        "assembly_format": " `,` ".join(f"${n}" for n in operands) + " attr-dict `:` "
+        + " `,` ".join(f"type(${n})" for n in operands) + " `->` type($result)",
+    }
+    cls_name = "".join(w.capitalize() for w in f.op_name.split("_")) + "Op"
+    return irdl_op_definition(type(cls_name, (FunctionOp,), body))
+
+
+#: The op of every formula function, by the function's name (`FUNCTION_OPS["tanh"]` is `ew.tanh`).
+FUNCTION_OPS: dict[str, type[FunctionOp]] = {name: _function_op(f) for name, f in FUNCTIONS.items()}
+
+
+def function_op(name: str) -> type[FunctionOp]:
+    """The op class of formula function `name` (the same as FUNCTION_OPS[name])."""
+    return FUNCTION_OPS[name]
+
+
 EW = Dialect(
     "ew",
     [
@@ -547,16 +568,13 @@ EW = Dialect(
         MulOp,
         DivOp,
         NegOp,
-        AbsOp,
-        ExpOp,
-        SigmoidOp,
         CmpOp,
-        IsNanOp,
         AndOp,
         OrOp,
         NotOp,
         SelectOp,
         ConvertOp,
+        *FUNCTION_OPS.values(),
     ],
     [ViewType],
 )

@@ -13,7 +13,7 @@ versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters
 from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr, i1, i64
-from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
@@ -57,8 +57,9 @@ class SelectOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($lhs) `,` type($rhs) `->` type($result)"
 
-    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
+    def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation,
+                 result_type: Attribute | None = None):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[result_type or SSAValue.get(lhs).type])
 
     def verify_(self) -> None:
         if element(self.cond.type) != i1 or lanes(self.cond.type) != lanes(self.lhs.type):
@@ -76,8 +77,8 @@ class ExtractElementOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$vector `[` $index `]` attr-dict `:` type($vector) `->` type($result)"
 
-    def __init__(self, vector: SSAValue | Operation, index: SSAValue | Operation):
-        super().__init__(operands=[vector, index], result_types=[element(SSAValue.get(vector).type)])
+    def __init__(self, vector: SSAValue | Operation, index: SSAValue | Operation, result_type: Attribute | None = None):
+        super().__init__(operands=[vector, index], result_types=[result_type or element(SSAValue.get(vector).type)])
 
 
 @irdl_op_definition

@@ -1,13 +1,26 @@
-"""The formula DSL's public names, importable without the compiler.
+"""The formula language's names, importable without the compiler.
 
-Operator files call `f32(...)` and name `select`, `exp`, ... at import time; a process that
-finds its kernels in the compile cache must not load xDSL for that. So this module holds the
-light part (constants, the error type), and each DSL function forwards to the implementation
-its traced arguments carry: a tracer's `Value` class names its module as `dsl`
-(aclgen/frontend/tracer.py), so this module never imports the tracer.
+Operator files call `f32(...)` and name `select`, `tanh`, ... at import time, and a declaration
+traces its formula at once (aclgen/frontend/tracer.py) — a process that finds its kernels in the
+compile cache must load xDSL for neither. So this module holds the light part: constants, the
+error type, and the table of formula functions.
+
+`FUNCTIONS` is the one definition of each math function of the language. A `Function` record
+gives its name (`aclgen.tanh`), arity, result kind (a value or a mask), its weight in the width
+model and its contract; from it come the DSL function itself, `aclgen.<name>` and
+`aclgen.frontend.<name>`, and the `ew.<op>` operation (aclgen/dialects/ew.py makes one op class
+per record). Its code is elsewhere, once: an expansion into simpler ops or an LLVM intrinsic
+that becomes one instruction (aclgen/passes/expansions/). Adding a function to the language is
+a record here, its expansion there, and its tests.
+
+Each DSL function forwards to the tracer its traced arguments carry: a tracer's `Value` class
+names its module as `dsl` (aclgen/frontend/tracer.py), so this module never imports the tracer.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,6 +45,60 @@ def f32_const(value: float) -> Const:
     return Const(float(np.float32(value)), explicit=True)
 
 
+@dataclass(frozen=True, slots=True)
+class Function:
+    """One math function of the formula language (see the module docstring).
+
+    `op` is the `ew` operation's name (`ew.<op>`, class `<Op>Op`); `mask` functions give masks
+    (like compares); `heavy` ones expand into long dependent chains with many live temporaries,
+    which the width model gives fewer registers per value (vectorize_elementwise.model_width).
+    Operands are computed in f32 (the formula's arithmetic); `contract` says what the function
+    promises: special values and the error bound the tests hold it to."""
+
+    name: str
+    arity: int
+    contract: str
+    op: str = ""
+    mask: bool = False
+    heavy: bool = False
+
+    @property
+    def op_name(self) -> str:
+        return self.op or self.name
+
+
+FUNCTIONS: dict[str, Function] = {
+    f.name: f
+    for f in (
+        Function("absolute", 1, "|x| (clears the sign bit; exact). Also the builtin abs(x).", op="abs"),
+        Function("exp", 1, "e ** x; exp(-inf) = +0, exp(+inf) = +inf. <= 2 ulp.", heavy=True),
+        Function("sigmoid", 1, "1 / (1 + exp(-x)), accurate down to subnormal results. <= 2 ulp.", heavy=True),
+        Function("isnan", 1, "A mask: x is NaN (never for integers).", mask=True),
+    )
+}
+
+# Foreign functions a formula may reach for, and what to write instead (FormulaError messages).
+INSTEAD = {
+    "exp": "exp", "tanh": "tanh", "erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "log": "log",
+    "log2": "log2", "log1p": "log1p", "exp2": "exp2", "expm1": "expm1", "sqrt": "sqrt", "rsqrt": "rsqrt",
+    "pow": "pow", "power": "pow", "float_power": "pow", "maximum": "maximum", "fmax": "maximum",
+    "max": "maximum", "minimum": "minimum", "fmin": "minimum", "min": "minimum", "clip": "clamp",
+    "clamp": "clamp", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "fix": "trunc", "round": "round",
+    "rint": "round", "sign": "sign", "copysign": "copysign", "isinf": "isinf", "isfinite": "isfinite",
+    "isnan": "isnan", "abs": "absolute", "fabs": "absolute", "absolute": "absolute", "where": "select",
+    "sigmoid": "sigmoid", "expit": "sigmoid", "logical_and": "logical_and", "logical_or": "logical_or",
+    "logical_not": "logical_not", "square": "x * x", "reciprocal": "1 / x",
+}
+
+
+def instead(name: str) -> str:
+    """What to write instead of foreign function `name` (`aclgen.tanh`), or "" when unknown."""
+    ours = INSTEAD.get(name, "")
+    if not ours or " " in ours:
+        return ours
+    return f"aclgen.{ours}"
+
+
 def _traced(*xs):
     """The DSL implementation of the first traced value among `xs`."""
     for x in xs:
@@ -41,32 +108,28 @@ def _traced(*xs):
     raise FormulaError("a DSL function needs at least one traced value")
 
 
+def _dsl_function(f: Function) -> Callable:
+    def call(*args):
+        if len(args) != f.arity:
+            raise FormulaError(f"aclgen.{f.name} takes {f.arity} argument{'s' * (f.arity > 1)}, got {len(args)}")
+        return _traced(*args).function(f, args)
+
+    call.__name__ = call.__qualname__ = f.name
+    call.__module__ = __name__
+    call.__doc__ = f.contract
+    return call
+
+
+#: The DSL function of every record, by name (what `aclgen.<name>` returns).
+CALLS: dict[str, Callable] = {name: _dsl_function(f) for name, f in FUNCTIONS.items()}
+
+
 def select(cond, a, b):
     """`a` where `cond` holds, else `b`, element by element; exact (no arithmetic)."""
     return _traced(cond, a, b).select(cond, a, b)
 
 
 where = select
-
-
-def exp(x):
-    """e ** x in f32 (a vectorized polynomial, <= 2 ulp)."""
-    return _traced(x).exp(x)
-
-
-def sigmoid(x):
-    """1 / (1 + exp(-x)) in f32."""
-    return _traced(x).sigmoid(x)
-
-
-def absolute(x):
-    """|x| in f32 (also reachable as the builtin `abs(x)`)."""
-    return _traced(x).absolute(x)
-
-
-def isnan(x):
-    """A mask: x is NaN."""
-    return _traced(x).isnan(x)
 
 
 def logical_and(a, b):
@@ -82,3 +145,19 @@ def logical_or(a, b):
 def logical_not(a):
     """The mask does not hold (also `~a`)."""
     return _traced(a).logical_not(a)
+
+
+#: The language's names other than the functions of `FUNCTIONS` (the core of `aclgen.__all__`).
+CORE = {
+    "f32": f32_const,
+    "select": select,
+    "where": where,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
+    "logical_not": logical_not,
+}
+
+
+def names() -> dict[str, Callable]:
+    """Every name a formula can use, by its name in `aclgen`."""
+    return {**CORE, **CALLS}

@@ -1,4 +1,4 @@
-"""Symbolic tracing of formulas into an `ew.kernel`.
+"""Symbolic tracing of formulas into a `Graph`, without the compiler.
 
 A formula is a plain Python function over symbolic elements:
 
@@ -6,55 +6,89 @@ A formula is a plain Python function over symbolic elements:
         d = select(x < -3.0, 0.0, select(x <= 3.0, x * f32(1 / 3) + 0.5, 1.0))
         return g * d
 
-Calling it with `Value`s records one `ew` op per operation. Python numbers are *weak*
-constants (as in JAX): in arithmetic they are f32; next to a typed value in a compare or a
-select they take that value's type when they are exactly representable in it, so
-`select(x <= t, 0, g)` stays an exact integer select for int32 tensors. `f32(v)` is an
-explicit f32 constant.
+Calling it with `Value`s records one `Node` per operation. Python numbers are *weak* constants
+(as in JAX): in arithmetic they are f32; next to a typed value in a compare or a select they take
+that value's type when they are exactly representable in it, so `select(x <= t, 0, g)` stays an
+exact integer select for int32 tensors. `f32(v)` is an explicit f32 constant.
 
-Anything the DSL cannot express (`if x > 0:`, `x ** 2`, `math.exp(x)`, numpy ufuncs) fails
-with a `FormulaError` naming the user's file and line.
+Anything the language cannot express fails with a `FormulaError` naming the user's file and line,
+and, where the user reached for a function of another library (`np.tanh`, `math.erf`, `max`,
+`np.clip`, `torch.*`), the function to write instead.
 
-This module imports xDSL; the names formulas use (`select`, `f32`, ...) live in
-aclgen/frontend/dsl.py, which forwards here only while a formula is traced.
+This module imports neither xDSL nor the compiler: declaring an operator traces its formula
+(aclgen/declaration.py), and a process whose kernels are in the disk cache never loads xDSL.
+The compiler turns a graph into the `ew` dialect (aclgen/frontend/emit.py).
 """
 
 from __future__ import annotations
 
+import ast
 import inspect
 import linecache
 import math
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import cast
+from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, f32, i1
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from aclgen import dtypes
-from aclgen.dialects import ew
-from aclgen.frontend.dsl import Const, FormulaError, f32_const  # noqa: F401  (the light half)
+from aclgen.frontend.dsl import CALLS, FUNCTIONS, INSTEAD, Const, FormulaError, Function, instead
+
+MASK = "mask"  # the element type of compares and mask functions (i1)
+F32 = "float32"
+
+PREDICATES = {"olt": "<", "ole": "<=", "ogt": ">", "oge": ">=", "oeq": "==", "une": "!="}
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """One traced operation (or an argument or constant) of a formula.
+
+    `op`: "input", "param", "const", "add", "sub", "mul", "div", "neg", "cmp", "select", "and",
+    "or", "not", or a function of aclgen.frontend.dsl.FUNCTIONS by name. `type`: the element
+    type, a dtype name or MASK. `attr`: the argument's index, the constant's value or the
+    compare's predicate."""
+
+    op: str
+    args: tuple[Node, ...]
+    type: str
+    attr: object = None
+    name: str = ""
+    where: str = ""
+    text: str = ""  # the listing's text of the operation
+
+    @property
+    def function(self) -> Function | None:
+        return FUNCTIONS.get(self.op)
 
 
 @dataclass
-class TraceLine:
-    """One traced operation, for the `dsl` stage listing."""
+class Graph:
+    """A traced formula: its arguments, every node in trace order, the values it returns, and
+    the listing (one line per operation with the user's source line: the `dsl` stage)."""
 
-    result: str
-    text: str
-    where: str
+    args: list[Node]
+    nodes: list[Node]
+    results: list[Node]
+    listing: str
+
+    def constants(self) -> list[float]:
+        """The float constants the formula compares with (the boundaries worth testing)."""
+        out: list[float] = []
+        for n in self.nodes:
+            if n.op == "cmp":
+                out += [float(a.attr) for a in n.args if a.op == "const"]  # type: ignore[arg-type]
+        return out
 
 
 class Tracer:
     def __init__(self, fn: Callable):
         self.fn = fn
         self.code = inspect.unwrap(fn).__code__  # a wrapper's lines are not the user's
-        self.block = Block()
-        self.lines: list[TraceLine] = []
-        self._names: dict[SSAValue, str] = {}
+        self.nodes: list[Node] = []
+        self.return_line: int | None = None
 
     # -- recording ------------------------------------------------------------------------
 
@@ -67,30 +101,19 @@ class Tracer:
             f = f.f_back
         return None
 
-    def where(self) -> str:
+    def emit(self, op: str, args: Sequence[Node], type: str, attr: object = None, text: str = "") -> Value:
         loc = self.user_frame()
-        if loc is None:
-            return "?"
-        return f"{loc[0]}:{loc[1]}"
-
-    def emit(self, op: Operation, text: str) -> Value:
-        self.block.add_op(op)
-        name = f"v{len(self.lines)}"
-        self._names[op.results[0]] = name
-        self.lines.append(TraceLine(name, text, self.where()))
-        return Value(self, op.results[0])
-
-    def name(self, v: SSAValue) -> str:
-        return self._names[v]
+        node = Node(op, tuple(args), type, attr, f"v{len(self.nodes)}", f"{loc[0]}:{loc[1]}" if loc else "?", text)
+        self.nodes.append(node)
+        return Value(self, node)
 
     def error(self, message: str) -> FormulaError:
-        loc = self.user_frame()
-        return FormulaError(_located(loc, message))
+        return FormulaError(_located(self.user_frame(), message))
 
     def listing(self) -> str:
         out = [f"# formula {self.fn.__qualname__} from {self.code.co_filename}"]
-        for ln in self.lines:
-            out.append(f"{ln.result} = {ln.text}".ljust(48) + f"  # {ln.where.rsplit('/', 1)[-1]}")
+        for n in self.nodes:
+            out.append(f"{n.name} = {n.text or n.op}".ljust(48) + f"  # {n.where.rsplit('/', 1)[-1]}")
         return "\n".join(out)
 
 
@@ -105,58 +128,78 @@ def _located(loc: tuple[str, int] | None, message: str) -> str:
 # ----------------------------------------------------------------------------- values
 
 
-def _fits(value: float, t: Attribute) -> bool:
-    """Is `value` exactly representable as an element of type `t`?"""
-    if isinstance(t, IntegerType):
-        if t.width.data == 1 or not float(value).is_integer():
-            return False
-        info = np.iinfo(dtypes.from_ir(t).np_dtype)
-        return info.min <= value <= info.max
-    try:
-        d = dtypes.from_ir(t)
-    except ValueError:
+def fits(value: float, type: str) -> bool:
+    """Is `value` exactly representable as an element of `type`?"""
+    if type == MASK:
         return False
+    d = dtypes.dtype(type)
+    if not d.is_float:
+        if not float(value).is_integer():
+            return False
+        info = np.iinfo(d.np_dtype)
+        return info.min <= value <= info.max
     if math.isnan(value):
         return True
     with np.errstate(over="ignore"):
         return float(np.array(value, dtype=d.np_dtype).astype(np.float64)) == value
 
 
-def _constant(value: float, t: Attribute) -> ew.ConstantOp:
-    if isinstance(t, IntegerType):
-        return ew.ConstantOp(IntegerAttr(int(value), t))
-    return ew.ConstantOp(FloatAttr(value, cast(AnyFloat, t)))  # not an integer: a float type
+def _foreign_call(loc: tuple[str, int] | None, names: Sequence[str]) -> str:
+    """The dotted name of a call on the user's line whose last part is one of `names`
+    (`np.tanh`, `math.erf`, `max`), or ""."""
+    if loc is None:
+        return ""
+    src = linecache.getline(*loc).strip()
+    try:
+        tree = ast.parse(src if not src.endswith(":") else src + " pass")
+    except SyntaxError:
+        return ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name.rsplit(".", 1)[-1] in names and not name.startswith(("aclgen.", "self.")):
+                return name
+    return ""
+
+
+def _instead_message(name: str) -> str:
+    short = name.rsplit(".", 1)[-1]
+    ours = instead(short)
+    if ours:
+        return f"{name} is not a formula function: use {ours}"
+    return f"{name} is not a formula function (the formula functions are aclgen's: " \
+           f"{', '.join(sorted(CALLS))}, select, ...)"
 
 
 class Value:
     """A symbolic element of a formula (one element of a tensor, or a scalar parameter)."""
 
-    __array_ufunc__ = None  # numpy ufuncs on a Value raise TypeError -> FormulaError
+    __slots__ = ("node", "tracer")
     dsl = sys.modules[__name__]  # what aclgen.frontend.dsl's functions forward to
 
-    def __init__(self, tracer: Tracer, ssa: SSAValue):
+    def __init__(self, tracer: Tracer, node: Node):
         self.tracer = tracer
-        self.ssa = ssa
+        self.node = node
 
     @property
-    def type(self) -> Attribute:
-        return self.ssa.type
+    def type(self) -> str:
+        return self.node.type
 
     def __repr__(self) -> str:
-        return f"<{self.tracer.name(self.ssa)}: {self.type}>"
+        return f"<{self.node.name}: {self.type}>"
 
     # arithmetic (computed in f32)
-    def __add__(self, o): return _binary(ew.AddOp, "+", self, o)
-    def __radd__(self, o): return _binary(ew.AddOp, "+", o, self)
-    def __sub__(self, o): return _binary(ew.SubOp, "-", self, o)
-    def __rsub__(self, o): return _binary(ew.SubOp, "-", o, self)
-    def __mul__(self, o): return _binary(ew.MulOp, "*", self, o)
-    def __rmul__(self, o): return _binary(ew.MulOp, "*", o, self)
-    def __truediv__(self, o): return _binary(ew.DivOp, "/", self, o)
-    def __rtruediv__(self, o): return _binary(ew.DivOp, "/", o, self)
-    def __neg__(self): return _unary(ew.NegOp, "neg", self)
+    def __add__(self, o): return _binary("add", "+", self, o)
+    def __radd__(self, o): return _binary("add", "+", o, self)
+    def __sub__(self, o): return _binary("sub", "-", self, o)
+    def __rsub__(self, o): return _binary("sub", "-", o, self)
+    def __mul__(self, o): return _binary("mul", "*", self, o)
+    def __rmul__(self, o): return _binary("mul", "*", o, self)
+    def __truediv__(self, o): return _binary("div", "/", self, o)
+    def __rtruediv__(self, o): return _binary("div", "/", o, self)
+    def __neg__(self): return _unary("neg", "-", self)
     def __pos__(self): return self
-    def __abs__(self): return _unary(ew.AbsOp, "abs", self)
+    def __abs__(self): return function(FUNCTIONS["absolute"], (self,))
 
     # compares
     def __lt__(self, o): return _compare("olt", self, o)
@@ -169,19 +212,62 @@ class Value:
 
     # logical (on masks)
     def __and__(self, o): return logical_and(self, o)
+    def __rand__(self, o): return logical_and(o, self)
     def __or__(self, o): return logical_or(self, o)
+    def __ror__(self, o): return logical_or(o, self)
     def __invert__(self): return logical_not(self)
 
     def __bool__(self):
-        raise self.tracer.error(
+        t = self.tracer
+        foreign = _foreign_call(t.user_frame(), ("max", "min", "clip", "clamp", "sorted"))
+        if foreign:
+            raise t.error(_instead_message(foreign))
+        raise t.error(
             "a traced value has no truth value: Python `if`, `and`, `or`, `not` and chained compares "
             "cannot see element values; use select(cond, a, b), logical_and/or/not or &, |, ~"
         )
 
     def __float__(self):
-        raise self.tracer.error("a traced value is not a Python number (use the DSL's exp/abs/select, not math.*)")
+        t = self.tracer
+        foreign = _foreign_call(t.user_frame(), tuple(INSTEAD))
+        if foreign:
+            raise t.error(_instead_message(foreign))
+        raise t.error("a traced value is not a Python number: use the formula functions (aclgen.exp, "
+                      "aclgen.tanh, ...), not math.*")
 
-    __int__ = __index__ = __float__
+    __int__ = __index__ = __complex__ = __float__
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise self.tracer.error(_instead_message(f"np.{ufunc.__name__}"))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise self.tracer.error(_instead_message(f"np.{func.__name__}"))
+
+    def __array__(self, *args, **kwargs):
+        raise self.tracer.error("a traced value is not an array: numpy functions cannot see element values; "
+                                "use the formula functions (aclgen.*)")
+
+    # Python's own rounding protocol: math.floor/ceil/trunc and round() work on traced values
+    def __floor__(self): return _call("floor", self)
+    def __ceil__(self): return _call("ceil", self)
+    def __trunc__(self): return _call("trunc", self)
+
+    def __round__(self, ndigits=None):
+        if ndigits is not None:
+            raise self.tracer.error("round(x, ndigits) is not a formula function: use aclgen.round(x) "
+                                    "(half to even, to an integer)")
+        return _call("round", self)
+
+    def __pow__(self, o): return power(self, o)
+    def __rpow__(self, o): return power(o, self)
+
+
+def _call(name: str, *args) -> Value:
+    f = FUNCTIONS.get(name)
+    if f is None:
+        t = _tracer_of(*args)
+        raise t.error(f"{name} is not a formula function yet")
+    return function(f, args)
 
 
 def _tracer_of(*xs) -> Tracer:
@@ -191,9 +277,11 @@ def _tracer_of(*xs) -> Tracer:
     raise FormulaError("a DSL function needs at least one traced value")
 
 
-def _lift(x, partner: Attribute | None, t: Tracer) -> Value:
+def _lift(x, partner: str | None, t: Tracer) -> Value:
     """Turn a number into a constant value typed after `partner` where exact (weak typing)."""
     if isinstance(x, Value):
+        if x.tracer is not t:
+            raise t.error("a value of another formula's trace cannot be used here")
         return x
     if isinstance(x, (bool, np.bool_)):
         raise t.error("booleans are not formula values; compare values to make a mask")
@@ -201,22 +289,31 @@ def _lift(x, partner: Attribute | None, t: Tracer) -> Value:
         x = Const(float(x))
     if not isinstance(x, Const):
         raise t.error(f"unsupported value in a formula: {x!r} ({type(x).__name__})")
-    elem = f32
-    if not x.explicit and partner is not None and _fits(x.value, partner):
+    elem = F32
+    if not x.explicit and partner is not None and fits(x.value, partner):
         elem = partner
-    return t.emit(_constant(x.value if not isinstance(elem, IntegerType) else int(x.value), elem), repr(x))
+    value = x.value if dtypes.dtype(elem).is_float else int(x.value)
+    return t.emit("const", (), elem, value, repr(x))
 
 
-def _binary(cls: type[ew.BinaryOp], sym: str, a, b) -> Value:
+def _float_operand(x: Value, t: Tracer, what: str) -> Value:
+    if x.type == MASK:
+        raise t.error(f"{what} takes values, not a mask (select between values with the mask)")
+    return x
+
+
+def _binary(op: str, sym: str, a, b) -> Value:
     t = _tracer_of(a, b)
     va, vb = _lift(a, None, t), _lift(b, None, t)
-    return t.emit(cls(va.ssa, vb.ssa), f"{t.name(va.ssa)} {sym} {t.name(vb.ssa)}")
+    for v in (va, vb):
+        _float_operand(v, t, sym)
+    return t.emit(op, (va.node, vb.node), F32, None, f"{va.node.name} {sym} {vb.node.name}")
 
 
-def _unary(cls: type[ew.UnaryOp], fname: str, a) -> Value:
+def _unary(op: str, sym: str, a) -> Value:
     t = _tracer_of(a)
-    va = _lift(a, None, t)
-    return t.emit(cls(va.ssa), f"{fname}({t.name(va.ssa)})")
+    va = _float_operand(_lift(a, None, t), t, sym)
+    return t.emit(op, (va.node,), F32, None, f"{sym}{va.node.name}")
 
 
 def _compare(pred: str, a, b) -> Value:
@@ -224,17 +321,48 @@ def _compare(pred: str, a, b) -> Value:
     ta = a.type if isinstance(a, Value) else None
     tb = b.type if isinstance(b, Value) else None
     va, vb = _lift(a, tb, t), _lift(b, ta, t)
-    sym = {"olt": "<", "ole": "<=", "ogt": ">", "oge": ">=", "oeq": "==", "une": "!="}[pred]
-    return t.emit(ew.CmpOp(pred, va.ssa, vb.ssa), f"{t.name(va.ssa)} {sym} {t.name(vb.ssa)}")
+    sym = PREDICATES[pred]
+    for v in (va, vb):
+        _float_operand(v, t, sym)
+    return t.emit("cmp", (va.node, vb.node), MASK, pred, f"{va.node.name} {sym} {vb.node.name}")
 
 
 def _mask(x, t: Tracer, what: str) -> Value:
-    if not isinstance(x, Value) or ew.element(x.type) != i1:
+    if not isinstance(x, Value) or x.type != MASK:
         raise t.error(f"{what} needs a mask (a compare, isnan or logical result), got {x!r}")
     return x
 
 
 # ----------------------------------------------------------------------------- DSL functions
+
+
+def function(f: Function, args: Sequence) -> Value:
+    """`f` applied to `args` (values or numbers), computed in f32."""
+    t = _tracer_of(*args)
+    vs = [_float_operand(_lift(a, None, t), t, f"aclgen.{f.name}") for a in args]
+    text = f"{f.name}({', '.join(v.node.name for v in vs)})"
+    return t.emit(f.name, tuple(v.node for v in vs), MASK if f.mask else F32, None, text)
+
+
+def power(x, y) -> Value:
+    """`x ** y`, as torch.pow does for constant exponents: 2 is x * x, 3 is x * x * x, -1 is
+    1 / x, 0.5 is sqrt(x), 1 is x and 0 is 1 (even for NaN, as C99's pow); any other exponent
+    is aclgen.pow."""
+    if isinstance(x, Value) and isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool):
+        y = float(y)
+        if y == 2:
+            return x * x
+        if y == 3:
+            return x * x * x
+        if y == -1:
+            return 1.0 / x
+        if y == 1:
+            return x
+        if y == 0:
+            return _lift(Const(1.0, explicit=True), None, x.tracer)
+        if y == 0.5:
+            return _call("sqrt", x)
+    return _call("pow", x, y)
 
 
 def select(cond, a, b) -> Value:
@@ -244,66 +372,35 @@ def select(cond, a, b) -> Value:
     ta = a.type if isinstance(a, Value) else None
     tb = b.type if isinstance(b, Value) else None
     va, vb = _lift(a, tb, t), _lift(b, ta, t)
-    return t.emit(ew.SelectOp(c.ssa, va.ssa, vb.ssa), f"select({t.name(c.ssa)}, {t.name(va.ssa)}, {t.name(vb.ssa)})")
+    if MASK in (va.type, vb.type):
+        raise t.error("select chooses between values, not masks (combine masks with &, |, ~)")
+    out = va.type if va.type == vb.type else F32
+    return t.emit("select", (c.node, va.node, vb.node), out, None,
+                  f"select({c.node.name}, {va.node.name}, {vb.node.name})")
 
 
 where = select
 
 
-def exp(x) -> Value:
-    """e ** x in f32 (a vectorized polynomial, <= 2 ulp)."""
-    return _unary(ew.ExpOp, "exp", x)
-
-
-def sigmoid(x) -> Value:
-    """1 / (1 + exp(-x)) in f32."""
-    return _unary(ew.SigmoidOp, "sigmoid", x)
-
-
-def absolute(x) -> Value:
-    """|x| in f32 (also reachable as the builtin `abs(x)`)."""
-    return _unary(ew.AbsOp, "abs", x)
-
-
-def isnan(x) -> Value:
-    t = _tracer_of(x)
-    return t.emit(ew.IsNanOp(x.ssa), f"isnan({t.name(x.ssa)})")
-
-
 def logical_and(a, b) -> Value:
     t = _tracer_of(a, b)
     a, b = _mask(a, t, "logical_and"), _mask(b, t, "logical_and")
-    return t.emit(ew.AndOp(a.ssa, b.ssa), f"{t.name(a.ssa)} & {t.name(b.ssa)}")
+    return t.emit("and", (a.node, b.node), MASK, None, f"{a.node.name} & {b.node.name}")
 
 
 def logical_or(a, b) -> Value:
     t = _tracer_of(a, b)
     a, b = _mask(a, t, "logical_or"), _mask(b, t, "logical_or")
-    return t.emit(ew.OrOp(a.ssa, b.ssa), f"{t.name(a.ssa)} | {t.name(b.ssa)}")
+    return t.emit("or", (a.node, b.node), MASK, None, f"{a.node.name} | {b.node.name}")
 
 
 def logical_not(a) -> Value:
     t = _tracer_of(a)
     a = _mask(a, t, "logical_not")
-    return t.emit(ew.NotOp(a.ssa), f"~{t.name(a.ssa)}")
+    return t.emit("not", (a.node,), MASK, None, f"~{a.node.name}")
 
 
 # ----------------------------------------------------------------------------- tracing
-
-
-def count_outputs(fn: Callable, types: Sequence[Attribute]) -> int:
-    """How many values `fn` returns, by tracing it once into a scratch block."""
-    t = Tracer(fn)
-    t.block = Block(arg_types=list(types))
-    for i, arg in enumerate(t.block.args):
-        t._names[arg] = f"a{i}"
-    try:
-        result = fn(*(Value(t, a) for a in t.block.args))
-    except FormulaError:
-        raise
-    except Exception as exc:
-        raise _unsupported(t, exc) from None
-    return len(result) if isinstance(result, (tuple, list)) else 1
 
 
 def _unsupported(t: Tracer, exc: Exception) -> FormulaError:
@@ -312,50 +409,62 @@ def _unsupported(t: Tracer, exc: Exception) -> FormulaError:
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         if frame.f_code.co_filename == t.code.co_filename:
             loc = (frame.f_code.co_filename, lineno)
+    foreign = _foreign_call(loc, tuple(INSTEAD))
+    if foreign and not foreign.startswith("aclgen"):
+        return FormulaError(_located(loc, _instead_message(foreign)))
     return FormulaError(_located(loc, f"unsupported in a formula: {type(exc).__name__}: {exc}"))
 
 
 @dataclass
-class Traced:
-    kernel: ew.KernelOp
-    listing: str
+class Signature:
+    """What a formula is traced with: its arguments' names and element types (tensors' dtypes,
+    then the parameters': "float32", or "int64" for a like-input scalar next to integers)."""
+
+    names: Sequence[str]
+    types: Sequence[str]
+    outputs: int | None = None  # the number of values it must return (None: any)
+    kinds: Sequence[str] = field(default_factory=tuple)  # "input" or "param" per argument
 
 
-def trace(
-    fn: Callable,
-    name: str,
-    inputs: Sequence[ew.ViewType],
-    params: Sequence[Attribute],
-    outputs: Sequence[ew.ViewType],
-    arg_names: Sequence[str],
-) -> Traced:
-    """Call `fn` on symbolic elements and return the `ew.kernel` it describes."""
+def trace(fn: Callable, sig: Signature) -> Graph:
+    """Call `fn` on symbolic elements and return the graph it describes."""
     t = Tracer(fn)
-    types = ew.KernelOp.block_types(inputs, params)
-    block = Block(arg_types=types)
-    t.block = block
     args = []
-    for arg, n in zip(block.args, arg_names):
-        arg.name_hint = n
-        t._names[arg] = n
-        args.append(Value(t, arg))
+    kinds = list(sig.kinds) or ["input"] * len(sig.names)
+    for k, (name, type_, kind) in enumerate(zip(sig.names, sig.types, kinds)):
+        node = Node(kind, (), type_, k, name, "")
+        args.append(node)
+    values = [Value(t, n) for n in args]
+
+    def watch(frame, event, arg):  # the line of the formula's own `return`
+        if event == "return" and frame.f_code is t.code:
+            t.return_line = frame.f_lineno
+
+    old = sys.getprofile()
+    sys.setprofile(watch)
     try:
-        result = fn(*args)
+        result = fn(*values)
     except FormulaError:
         raise
     except Exception as exc:  # an unsupported Python construct: point at the user's line
         raise _unsupported(t, exc) from None
+    finally:
+        sys.setprofile(old)
     results = list(result) if isinstance(result, (tuple, list)) else [result]
-    if len(results) != len(outputs):
-        raise FormulaError(
-            _located((t.code.co_filename, t.code.co_firstlineno), f"formula {fn.__qualname__} returns "
-                     f"{len(results)} values but the operator has {len(outputs)} outputs")
-        )
-    values = []
-    for r, out in zip(results, outputs):
-        v = _lift(r, out.element_type, t)
-        values.append(v.ssa)
-    block.add_op(ew.YieldOp(*values))
-    kernel = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block))
-    kernel.verify()
-    return Traced(kernel, t.listing())
+    where = (t.code.co_filename, t.return_line or t.code.co_firstlineno)
+    if sig.outputs is not None and len(results) != sig.outputs:
+        raise FormulaError(_located(where, f"formula {fn.__qualname__} returns {len(results)} "
+                                           f"value{'s' * (len(results) != 1)} but the operator has "
+                                           f"{sig.outputs} output{'s' * (sig.outputs != 1)}"))
+    out = []
+    for r in results:
+        if isinstance(r, Value) and r.type == MASK:
+            raise FormulaError(_located(where, f"formula {fn.__qualname__} returns a mask: select values "
+                                               "with it (select(mask, 1.0, 0.0))"))
+        if not isinstance(r, Value):
+            try:
+                r = _lift(r, None, t)
+            except FormulaError as exc:
+                raise FormulaError(_located(where, str(exc).split(": ", 1)[-1])) from None
+        out.append(r.node)
+    return Graph(args, t.nodes, out, t.listing())

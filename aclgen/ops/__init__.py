@@ -12,7 +12,8 @@ import os
 import pkgutil
 import sys
 
-from aclgen.declaration import Operator, registered
+from aclgen.declaration import Operator, collecting, registered
+from aclgen.frontend.dsl import FormulaError
 from aclgen.runtime.errors import OperatorError
 from aclgen.runtime.function import Function, function_of
 
@@ -30,8 +31,9 @@ _loaded: dict[str, list[Operator]] = {}  # real path -> the operators that file 
 
 def load(path: str) -> list[Operator]:
     """Import a user's Python file of `@aclgen.operator` declarations (once per process) and
-    return the operators it declares. FileNotFoundError when there is no such file; the
-    module's own errors (DeclarationError, SyntaxError, ...) propagate."""
+    return the operators it declares. FileNotFoundError when there is no such file; a
+    FormulaError naming every operator whose formula cannot be compiled (the others of the file
+    stay declared); the module's other errors (DeclarationError, SyntaxError, ...) propagate."""
     real = os.path.realpath(path)
     if real in _loaded:
         return _loaded[real]
@@ -43,7 +45,12 @@ def load(path: str) -> list[Operator]:
         raise ImportError(f"cannot import {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    with collecting() as broken:
+        spec.loader.exec_module(module)
+    if broken:
+        sys.modules.pop(name, None)
+        raise FormulaError(f"{path}: {len(broken)} operator{'s' * (len(broken) > 1)} cannot be compiled:\n"
+                           + "\n".join(str(e) for e in broken))
     declared = [op for op in registered().values() if os.path.realpath(op.source[0]) == real]
     _loaded[real] = declared
     return declared

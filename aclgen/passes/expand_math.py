@@ -1,29 +1,21 @@
-"""`expand-math`: replace `ew.exp` and `ew.sigmoid` with vectorizable f32 code.
+"""`expand-math`: replace every formula function that is not an instruction with its expansion.
 
-LLVM would lower a vector `exp` to one scalar `expf` call per lane; this pass writes it out
-instead (Cephes' `expf` scheme, the polynomial refitted), so it vectorizes and needs no libcall:
+Each function's code is registered once in aclgen/passes/expansions/ (`@expands(name)`); this
+pass makes one rewrite pattern per expanded op kind and walks them over the module. An
+expansion may call other functions (sigmoid calls absolute, tanh may call expm1): the walker
+expands what it inserts in turn. Functions that are LLVM intrinsics (`intrinsic(...)`) stay for
+`lower-to-llvm`.
 
-    x' = clamp(x, -104, 89)          (NaN is set aside and returned as is)
-    n  = roundeven(x' * log2(e))     (by adding and subtracting 1.5 * 2^23)
-    r  = x' - n * C1 - n * C2        (Cody-Waite: C1 + C2 = ln 2, C1 exact in 9 bits)
-    s  = r + r^2 * P(r)              (degree-4 minimax P on [-ln2/2, ln2/2], Estrin's scheme)
-    e^x = (2^n1 + s * 2^n1) * 2^n2   (n1 = n >> 1, n2 = n - n1)
+`fma` says whether the expansions' multiply-adds are fused (one rounding, `math.fma`) or a
+multiply and an add: the compiler sets it from the target (`aclgen opt` defaults to on).
 
-The scale by 2^n is split in two normal powers of two, so results that overflow become +inf and
-results in the subnormal range round once (gradual underflow), over the whole float range.
-exp(+inf) = +inf, exp(-inf) = 0, exp(NaN) = NaN, <= 2 ulp against float64 (tests/test_math.py).
-
-`sigmoid(x)` is 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0 with e = exp(-|x|), so it is
-accurate down to subnormal results; `build_sigmoid` says how it is cut to SwiGluGrad's needs
-(<= 2 ulp over every f32, 1 ulp where the result is subnormal).
-
-With `fma = on` (`auto`, the default, means on where the host has FMA) the multiply-adds are
-fused. SwiGluGrad's loop is this code and a dozen products, bound by the latency of that chain
-(how many iterations the out-of-order window overlaps) more than by the FP pipes: see the README's
-Performance section. Measured on AMD EPYC (Zen 3, AVX2), one thread, 64K pairs, median ns per
-pair: 1.30 before `build_sigmoid`'s cuts and SwiGluGrad's two-order product, 0.82 with both, 1.14
-with the cuts alone and 1.38 with the product alone (each is a shorter chain only with the
-other); Estrin against Horner 0.82 against 0.84.
+Before:
+    %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
+After (abridged):
+    %nan = ew.cmp une %x, %x : vector<8xf32>, vector<8xf32> -> vector<8xi1>
+    %t = math.fma %xc, %log2e, %magic : vector<8xf32>
+    ...
+    %y = ew.select %nan, %x, %r : vector<8xi1>, vector<8xf32>, vector<8xf32> -> vector<8xf32>
 """
 
 from __future__ import annotations
@@ -31,140 +23,42 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, f32, i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 
-from aclgen.codegen.target import host
 from aclgen.dialects import ew
-
-LOG2E = 1.44269504088896341
-C1 = 0.693359375
-C2 = -2.12194440e-4
-MAGIC = 12582912.0  # 1.5 * 2^23
-# (e^r - 1 - r) / r^2, degree-4 minimax in e^r's relative error on [-ln2/2, ln2/2]: 2^-28 with
-# these f32 coefficients, far below the final rounding (a degree-5 fit gives 2^-30 for one more FMA).
-POLY = (1.3814538e-3, 8.3687454e-3, 4.1668389e-2, 1.6666521e-1, 4.9999994e-1)
-SCALE_SHIFT = 25  # sigmoid works with e * 2^25, a normal float for every e = exp(x <= 0) it needs
+from aclgen.passes.builder import Builder
+from aclgen.passes.expansions import EXPANSIONS, Expansion
 
 
-class _Builder:
-    def __init__(self, anchor: Operation, like: SSAValue, fma: bool):
-        self.anchor = anchor
-        self.like = like.type
-        self.fma_ok = fma
+@dataclass(frozen=True)
+class Expand(RewritePattern):
+    """Replace ops of kind `op` with `expansion`'s code."""
 
-    def __call__(self, op: Operation) -> SSAValue:
-        self.anchor.parent_block().insert_op_before(op, self.anchor)  # type: ignore[union-attr]
-        return op.results[0]
+    op: type[ew.FunctionOp]
+    expansion: Expansion
+    fma: bool
 
-    def f(self, v: float) -> SSAValue:
-        return self(ew.ConstantOp(FloatAttr(v, f32), ew.like(self.like, f32)))
-
-    def i(self, v: int) -> SSAValue:
-        return self(ew.ConstantOp(IntegerAttr(v, i32), ew.like(self.like, i32)))
-
-    def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
-        if self.fma_ok:
-            return self(math.FmaOp(a, b, c))
-        return self(ew.AddOp(self(ew.MulOp(a, b)), c))
-
-    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(ew.SelectOp(cond, a, b))
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) is not self.op:
+            return
+        b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma)
+        result = self.expansion(b, *op.operands)
+        rewriter.replace(op, [], [result])
 
 
-def _reduce(b: _Builder, xc: SSAValue, magic: float) -> tuple[SSAValue, SSAValue]:
-    """(t, r) with n = roundeven(xc * log2 e) in the low mantissa bits of t = n + magic (the
-    add rounds to an integer: |n| <= 150, so no fptosi/roundeven is needed) and
-    r = xc - n * ln 2 (Cody-Waite: n * C1 is exact, so only the C2 step rounds)."""
-    m = b.f(magic)
-    t = b.muladd(xc, b.f(LOG2E), m)
-    n = b(ew.SubOp(t, m))
-    r = b.muladd(n, b.f(-C1), xc)
-    return t, b.muladd(n, b.f(-C2), r)
-
-
-def _expm1_poly(b: _Builder, r: SSAValue) -> SSAValue:
-    """s = r + r^2 * P(r) ~ e^r - 1, P by Estrin's scheme: (c0 r^2 + (c1 r + c2)) r^2 + (c3 r + c4),
-    three multiply-adds deep instead of Horner's four (the loop is bound by this chain's latency)."""
-    c = [b.f(v) for v in POLY]
-    r2 = b(ew.MulOp(r, r))
-    hi, lo = b.muladd(c[1], r, c[2]), b.muladd(c[3], r, c[4])
-    p = b.muladd(b.muladd(c[0], r2, hi), r2, lo)
-    return b.muladd(p, r2, r)
-
-
-def _pow2(b: _Builder, bits: SSAValue) -> SSAValue:
-    """The float whose exponent field is the low 9 bits of `bits` (2^(bits - 127) for bits in [1, 254])."""
-    shifted = b(arith.ShLIOp(bits, b.i(23)))
-    return b(arith.BitcastOp(shifted, ew.like(b.like, f32)))
-
-
-def build_exp(b: _Builder, x: SSAValue) -> SSAValue:
-    nan = b(ew.IsNanOp(x))
-    lo, hi = b.f(-104.0), b.f(89.0)
-    xc = b.select(b(ew.CmpOp("olt", x, lo)), lo, x)
-    xc = b.select(b(ew.CmpOp("ogt", xc, hi)), hi, xc)
-    xc = b.select(nan, b.f(0.0), xc)  # keep NaN out of the integer path
-    t, r = _reduce(b, xc, MAGIC)
-    as_int = ew.like(b.like, i32)
-    ni = b(arith.SubiOp(b(arith.BitcastOp(t, as_int)), b(arith.BitcastOp(b.f(MAGIC), as_int))))
-    n1 = b(arith.ShRSIOp(ni, b.i(1)))
-    n2 = b(arith.SubiOp(ni, n1))
-    bias = b.i(127)
-    # (1 + s) * 2^n1 rounds once and stays normal (|n1| <= 75); * 2^n2 rounds only into subnormals
-    scale1 = _pow2(b, b(arith.AddiOp(n1, bias)))
-    y = b(ew.MulOp(b.muladd(_expm1_poly(b, r), scale1, scale1), _pow2(b, b(arith.AddiOp(n2, bias)))))
-    return b.select(nan, x, y)
-
-
-def build_sigmoid(b: _Builder, x: SSAValue) -> SSAValue:
-    """sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, with e = exp(-|x|): e never
-    overflows, and e / (1 + e) keeps sigmoid's tiny values (down to subnormals) that
-    1 / (1 + exp(-x)) would flush to 0 once exp(-x) overflows.
-
-    The exp is cut to what sigmoid needs. Its argument is <= 0 or NaN: no upper clamp, and no NaN
-    select (a NaN runs through the arithmetic; the integer path only makes a scale that multiplies
-    it). n is in [-150, 0], so E = e * 2^25 = 2^(n + 25) * (1 + s) is a normal float, one
-    multiply-add that rounds once, and 2^(n + 25) is t's low 9 bits shifted into the exponent
-    field (the shifter MAGIC + 152 leaves n + 152 there). Both quotients take the 2^25 top and
-    bottom: 2^25 / (2^25 + E) and E / (2^25 + E), which rounds once even where it is subnormal.
-    One division (LLVM folds a select of two into one anyway): the numerator is
-    max(E, 2^25 if x >= 0 else 0), as E <= 2^25 — a compare, an and and a max instead of a blend
-    on the multiply pipes, which the loop keeps busy. A reciprocal estimate instead (`fdiv arcp
-    ninf` with "reciprocal-estimates"="vec-divf:1": rcpps and a Newton step) ran SwiGluGrad
-    at 1.00 ns per pair against the division's 0.82, and the raw estimate at 0.77: the divider
-    (a ymm per 3.5 cycles) is not what bounds the loop, the extra multiply-adds are."""
-    xa = b(ew.NegOp(b(ew.AbsOp(x))))
-    lo = b.f(-104.0)
-    xc = b.select(b(ew.CmpOp("olt", xa, lo)), lo, xa)
-    t, r = _reduce(b, xc, MAGIC + 127 + SCALE_SHIFT)
-    scale = _pow2(b, b(arith.BitcastOp(t, ew.like(b.like, i32))))
-    e = b.muladd(_expm1_poly(b, r), scale, scale)
-    unit, zero = b.f(2.0**SCALE_SHIFT), b.f(0.0)
-    floor = b.select(b(ew.CmpOp("oge", x, zero)), unit, zero)
-    num = b.select(b(ew.CmpOp("olt", e, floor)), floor, e)
-    return b(ew.DivOp(num, b(ew.AddOp(unit, e))))
-
-
-def expand(op: ew.ExpOp | ew.SigmoidOp, fma: bool) -> None:
-    b = _Builder(op, op.input, fma)
-    build = build_exp if isinstance(op, ew.ExpOp) else build_sigmoid
-    result = build(b, op.input)
-    op.result.replace_all_uses_with(result)
-    op.parent_block().erase_op(op)  # type: ignore[union-attr]
+def patterns(fma: bool) -> list[RewritePattern]:
+    return [Expand(ew.function_op(name), fn, fma) for name, fn in EXPANSIONS.items()]
 
 
 @dataclass(frozen=True)
 class ExpandMathPass(ModulePass):
     name = "expand-math"
 
-    fma: str = "auto"  # "auto" (where the host has FMA), "on", "off"
+    fma: bool = True  # fused multiply-adds (the compiler passes whether the target has FMA)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.fma not in ("auto", "on", "off"):
-            raise ValueError(f"in pass {self.name}: fma must be auto, on or off, got {self.fma!r}")
-        use_fma = host().has("fma") if self.fma == "auto" else self.fma == "on"
-        for target in [o for o in op.walk() if isinstance(o, (ew.ExpOp, ew.SigmoidOp))]:
-            expand(target, use_fma)
+        applier = GreedyRewritePatternApplier(patterns(self.fma), dce_enabled=False)
+        PatternRewriteWalker(applier).rewrite_module(op)

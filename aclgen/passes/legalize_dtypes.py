@@ -7,7 +7,8 @@ the conversions that SPEC.md prescribes, so that later passes see homogeneous op
 - compares: two integers compare exactly (both sign/zero-extended to i64 when their types
   differ), anything else compares in f32;
 - selects of two different types select in f32; selects of one type stay exact in that type;
-- `isnan` of an integer is `false`;
+- formula functions compute in f32: every operand widened (`isnan` of an integer is then
+  `false`, which LLVM folds);
 - `ew.yield` converts each value to its output's element type: the single rounding of the
   result (nearest-even; integers saturate).
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, f32, i1, i64
+from xdsl.dialects.builtin import IntegerType, ModuleOp, f32, i64
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 
@@ -49,7 +50,7 @@ def _is_int(t: Attribute) -> bool:
 
 def legalize_op(op: Operation, outputs: list[Attribute]) -> None:
     match op:
-        case ew.BinaryOp() | ew.UnaryOp():
+        case ew.BinaryOp() | ew.UnaryOp() | ew.FunctionOp():
             for i in range(len(op.operands)):
                 _convert_operand(op, i, f32)
         case ew.CmpOp():
@@ -65,14 +66,6 @@ def legalize_op(op: Operation, outputs: list[Attribute]) -> None:
             if op.lhs.type != op.rhs.type:
                 _convert_operand(op, 1, f32)
                 _convert_operand(op, 2, f32)
-        case ew.IsNanOp():
-            if _is_int(op.input.type):
-                false = ew.ConstantOp(IntegerAttr(0, i1), op.result.type)
-                op.parent_block().insert_op_before(false, op)  # type: ignore[union-attr]
-                op.result.replace_all_uses_with(false.result)
-                op.parent_block().erase_op(op)  # type: ignore[union-attr]
-            else:
-                _convert_operand(op, 0, f32)
         case ew.YieldOp():
             for i, elem in enumerate(outputs):
                 _convert_operand(op, i, elem)
@@ -82,7 +75,7 @@ def legalize_op(op: Operation, outputs: list[Attribute]) -> None:
 
 def _is_legal(op: Operation) -> bool:
     match op:
-        case ew.BinaryOp() | ew.UnaryOp():
+        case ew.BinaryOp() | ew.UnaryOp() | ew.FunctionOp():
             return all(ew.element(v.type) == f32 for v in op.operands)
         case ew.CmpOp() | ew.SelectOp():
             return op.operands[-1].type == op.operands[-2].type

@@ -24,7 +24,7 @@ from xdsl.ir import OpResult, SSAValue
 
 from aclgen.dialects import ew, tile
 
-_SIGN_ONLY = (ew.NegOp, ew.AbsOp)
+_SIGN_ONLY = (ew.NegOp, ew.function_op("absolute"))
 _ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp)
 
 
@@ -41,7 +41,7 @@ def _sources(v: SSAValue) -> tuple[object, list[SSAValue]]:
     if isinstance(op, tile.SplatOp):
         return op, [op.input]
     if isinstance(op, _SIGN_ONLY):
-        return op, [op.input]
+        return op, [op.operands[0]]
     return op, []
 
 

@@ -1,16 +1,18 @@
 """`lower-to-llvm`: our dialects (plus func/cf/arith/math) to xDSL's `llvm` dialect.
 
 xDSL has no pure-Python conversion of these dialects to `llvm` (its JIT shells out to
-mlir-opt), so this is ours. It runs after `convert-scf-to-cf` and rebuilds each `func.func`
-as an external `llvm.func`, block by block:
+mlir-opt), so this is ours: one rewrite pattern per kind of op, walked over each function after
+`convert-scf-to-cf`, then each `func.func` becomes an external `llvm.func` around the same blocks.
 
 - `tile.param` / `tile.offset` / `tile.load` / `tile.store` become GEPs and loads/stores with an
   explicit alignment equal to the element size (numpy buffers are only element-aligned);
   strided vector accesses become per-lane loads + `insertelement` (stores: `extractelement`);
 - `ew` arithmetic becomes `llvm.fadd`/... (never fused: no fast-math flags), compares become
-  `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`;
+  `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`; formula functions that are LLVM
+  intrinsics (aclgen/passes/expansions/) become calls of them, and any other that survived is an
+  error (`expand-math` should have run);
 - `ew.convert`: fp16 by `fpext`/`fptrunc` (F16C), bf16 by integer ops so no libcall is needed,
-  float -> int by `llvm.roundeven` + `llvm.fptosi.sat` (nearest-even, saturating, NaN -> 0);
+  float -> int by `llvm.roundeven` + compares and `fptosi` (nearest-even, saturating, NaN -> 0);
 - bf16 values live in the upper half of an `i32` (their f32 bit pattern, low half zero): widening
   is a bitcast, a load shifts the 16 bits up and a store shifts them down; narrowing rounds to
   nearest-even on the bit pattern, keeping NaNs quiet — both steps dropped where `low_bits`
@@ -22,8 +24,14 @@ as an external `llvm.func`, block by block:
   (the even columns, one shift) and upper halves (the odd ones, one `and`) are the two halves
   of the vector (stores the reverse): no cross-lane packing at all.
 
-With `noalias = true` every pointer argument is `noalias` (the runtime only picks such a
-variant when it has proved that the outputs overlap no input).
+The walk goes from the last op to the first, so a pattern always sees its operands as the ops
+that made them, with their IR types (a bf16 value, not the i32 it lives in) and provenance (what
+`low_bits` reads); the producers are rewritten after their users and their new values replace
+the old ones everywhere.
+
+Options: `noalias = true` makes every pointer argument `noalias` (the runtime only picks such a
+variant when it has proved that the outputs overlap no input); `x86 = true` (the compiler sets it
+from the target) fences streaming stores before returning (`sfence`: they are weakly ordered).
 """
 
 from __future__ import annotations
@@ -31,14 +39,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math
 from xdsl.dialects.builtin import (
-    AnyFloat,
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
-    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float16Type,
     Float32Type,
@@ -53,14 +60,23 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import Rewriter
 
 from aclgen import dtypes
-from aclgen.codegen.target import host
 from aclgen.dialects import ew, llvmx, tile
 from aclgen.dialects.ew import element, lanes, like
 from aclgen.passes import low_bits
+from aclgen.passes.builder import Builder
+from aclgen.passes.expansions import INTRINSICS
 
 
 def llvm_type(t: Attribute) -> Attribute:
@@ -83,6 +99,7 @@ HIGH_HALF = -0x10000  # 0xFFFF0000 as an i32
 
 
 def _suffix(t: Attribute) -> str:
+    """An intrinsic's type suffix: f32, v8f32, i64, ..."""
     e = element(t)
     s = f"i{e.width.data}" if isinstance(e, IntegerType) else {"f32": "f32", "f16": "f16"}[e.name]
     n = lanes(t)
@@ -93,374 +110,423 @@ def _itemsize(elem: Attribute) -> int:
     return dtypes.from_ir(elem).itemsize
 
 
-class FuncLowering:
-    """Rebuilds one cf-level `func.func` as an `llvm.func`."""
+def _icmp(pred: str) -> IntegerAttr[IntegerType]:
+    return IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64)
 
-    def __init__(self, f: func.FuncOp):
-        self.f = f
-        self.values: dict[SSAValue, SSAValue] = {}
-        self.blocks: dict[Block, Block] = {}
-        self.block: Block | None = None
-        self.has_nontemporal = False
-        self.facts: dict = {}  # low_bits memo
 
-    # -- helpers ----------------------------------------------------------------------------
+def _intrinsic(b: Builder, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
+    return b(llvm.CallIntrinsicOp(f"{name}.{_suffix(result)}", args, [result]))
 
-    def emit(self, op: Operation) -> SSAValue:
-        assert self.block is not None
-        self.block.add_op(op)
-        return op.results[0] if op.results else None  # type: ignore[return-value]
 
-    def v(self, old: SSAValue) -> SSAValue:
-        return self.values[old]
+# ----------------------------------------------------------------------------- conversions
+# (types are aclgen IR types; values are LLVM-level)
 
-    def const(self, value: float | int, t: Attribute) -> SSAValue:
-        """A constant of LLVM-level type `t` (scalar or splat vector)."""
-        e = element(t)
-        if isinstance(t, VectorType):
-            attr = DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
-        elif isinstance(e, IntegerType):
-            attr = IntegerAttr(int(value), e)
+
+def to_f32(b: Builder, x: SSAValue, src: Attribute) -> SSAValue:
+    s = element(src)
+    if isinstance(s, Float32Type):
+        return x
+    if isinstance(s, Float16Type):
+        # fenced: else InstCombine folds `fcmp (fpext x), C` into an f16 compare, which x86
+        # promotes back with the mask narrowed to i16 lanes and widened again (4 extra
+        # shuffles per compare in the vector loop)
+        wide = b(llvm.FPExtOp(x, like(src, f32)))
+        return _intrinsic(b, "llvm.arithmetic.fence", [wide], wide.type)
+    if isinstance(s, BFloat16Type):
+        return b(llvm.BitcastOp(x, like(src, f32)))
+    assert isinstance(s, IntegerType)
+    if dtypes.is_unsigned(s):
+        x = b(llvm.ZExtOp(x, like(src, i32)))
+    return b(llvm.SIToFPOp(x, like(src, f32)))
+
+
+def from_f32(b: Builder, x: SSAValue, dst: Attribute, source: SSAValue | None, facts: dict) -> SSAValue:
+    """`x` (LLVM-level f32) rounded to `dst`; `source` is the IR value it lowers, whose
+    provenance may spare the bf16 rounding steps (see `low_bits`)."""
+    d = element(dst)
+    if isinstance(d, Float32Type):
+        return x
+    if isinstance(d, Float16Type):
+        return b(llvm.FPTruncOp(x, dst))
+    if isinstance(d, BFloat16Type):
+        t32 = like(dst, i32)
+        bits = b(llvm.BitcastOp(x, t32))
+        if source is not None and low_bits.exact_in_bf16(source, facts):
+            return bits
+        lsb = b(llvm.AndOp(b(llvm.LShrOp(bits, b.llvm(16, t32))), b.llvm(1, t32)))
+        rounded = b(llvm.AddOp(bits, b(llvm.AddOp(lsb, b.llvm(0x7FFF, t32)))))
+        if source is None or not low_bits.nan_payload_high(source, facts):
+            nan = b(llvmx.FCmpOp("uno", x, x))
+            quiet = b(llvm.OrOp(bits, b.llvm(0x400000, t32)))
+            rounded = b(llvmx.SelectOp(nan, quiet, rounded))
+        return b(llvm.AndOp(rounded, b.llvm(HIGH_HALF, t32)))
+    assert isinstance(d, IntegerType)
+    return f32_to_int(b, x, d, like(dst, llvm_type(d)))
+
+
+def f32_to_int(b: Builder, x: SSAValue, d: IntegerType, out: Attribute) -> SSAValue:
+    """Round to nearest even, saturate to `d`'s range, NaN -> 0 — with vector-friendly
+    compares and selects (LLVM's fptosi.sat is scalarized with branches on x86)."""
+    info = np.iinfo(dtypes.from_ir(d).np_dtype)
+    lo, hi = int(info.min), int(info.max)
+    hi_f = float(np.nextafter(np.float32(hi + 1), np.float32(0)))  # largest f32 <= hi
+    t32, f = like(x.type, i32 if d.width.data <= 32 else i64), x.type
+    r = _intrinsic(b, "llvm.roundeven", [x], f)
+    nan = b(llvmx.FCmpOp("uno", r, r))
+    big = b(llvmx.FCmpOp("oge", r, b.llvm(float(hi) + 1.0, f)))
+    r = b(llvmx.SelectOp(b(llvmx.FCmpOp("olt", r, b.llvm(float(lo), f))), b.llvm(float(lo), f), r))
+    r = b(llvmx.SelectOp(big, b.llvm(hi_f, f), r))
+    r = b(llvmx.SelectOp(nan, b.llvm(0.0, f), r))
+    n = b(llvmx.FPToSIOp(r, t32))
+    n = b(llvmx.SelectOp(big, b.llvm(hi, t32), n))
+    if element(out) != element(t32):
+        n = b(llvm.TruncOp(n, out))
+    return n
+
+
+def convert(b: Builder, x: SSAValue, src: Attribute, dst: Attribute, source: SSAValue, facts: dict) -> SSAValue:
+    s, d = element(src), element(dst)
+    if s == d:
+        return x
+    if isinstance(s, IntegerType) and isinstance(d, IntegerType):
+        if d.width.data < s.width.data:
+            raise NotImplementedError(f"narrowing integer conversion {src} -> {dst}")
+        ext = llvm.ZExtOp if dtypes.is_unsigned(s) else llvm.SExtOp
+        return b(ext(x, llvm_type(dst)))
+    return from_f32(b, to_f32(b, x, src), dst, source if isinstance(s, Float32Type) else None, facts)
+
+
+def splat(b: Builder, x: SSAValue, t: VectorType) -> SSAValue:
+    undef = b(llvm.UndefOp(t))
+    one = b(llvm.InsertElementOp(undef, x, b.llvm(0, i32)))
+    return b(llvm.ShuffleVectorOp(one, undef, DenseArrayBase.from_list(i32, [0] * t.get_shape()[0]), t))
+
+
+def shuffle(b: Builder, x: SSAValue, y: SSAValue, mask: list[int], t: Attribute) -> SSAValue:
+    return b(llvm.ShuffleVectorOp(x, y, DenseArrayBase.from_list(i32, mask), t))
+
+
+def from_memory(b: Builder, x: SSAValue, t: Attribute) -> SSAValue:
+    """A value of IR type `t` as loaded (`memory_type`) to its register form."""
+    if not isinstance(element(t), BFloat16Type):
+        return x
+    wide = b(llvm.ZExtOp(x, like(t, i32)))
+    return b(llvm.ShlOp(wide, b.llvm(16, like(t, i32))))
+
+
+def to_memory(b: Builder, x: SSAValue, t: Attribute) -> SSAValue:
+    """The counterpart of `from_memory`. `x` may still be the IR value (typed bf16) that a later
+    rewrite replaces with its i32: the shift is given its LLVM type, not `x`'s."""
+    if not isinstance(element(t), BFloat16Type):
+        return x
+    high = b(llvm.LShrOp.create(operands=[x, b.llvm(16, like(t, i32))], result_types=[like(t, i32)]))
+    return b(llvm.TruncOp(high, like(t, i16)))
+
+
+# ----------------------------------------------------------------------------- patterns
+
+
+class Lowering(RewritePattern):
+    """A pattern of this pass: replaces the matched op through a Builder placed before it."""
+
+    def __init__(self, facts: dict):
+        self.facts = facts  # low_bits' memo, shared by the patterns of one run
+
+    @staticmethod
+    def builder(op: Operation, rewriter: PatternRewriter) -> Builder:
+        return Builder.before(op, rewriter)
+
+
+class LowerConstant(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ConstantOp | ew.ConstantOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        t = op.result.type
+        if isinstance(op, arith.ConstantOp):
+            value = cast("IntegerAttr | FloatAttr", op.value).value.data  # the passes make scalar constants only
         else:
-            attr = FloatAttr(float(value), cast(AnyFloat, e))  # not an integer: a float type
-        return self.emit(llvm.ConstantOp(attr, t))
+            value = op.value.value.data
+            e = element(t)
+            if isinstance(e, BFloat16Type):  # the bit pattern in the upper half of an i32
+                value = int(dtypes.bfloat16.np_dtype.type(value).view("uint16")) << 16
+                value = value - 0x100000000 if value >= 0x80000000 else value
+            elif dtypes.is_unsigned(e) and value > 127:
+                value -= 256
+        rewriter.replace(op, [], [b.llvm(value, llvm_type(t))])
 
-    def intrinsic(self, name: str, args: list[SSAValue], result: Attribute) -> SSAValue:
-        return self.emit(llvm.CallIntrinsicOp(name, args, [result]))
 
-    def gep(self, base: SSAValue, index: SSAValue | int, elem: Attribute) -> SSAValue:
-        if isinstance(index, int):
-            return self.emit(llvm.GEPOp(base, [index], elem))
-        return self.emit(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], elem, ssa_indices=[index]))
+_FLOAT_BINARY = {ew.AddOp: llvm.FAddOp, ew.SubOp: llvm.FSubOp, ew.MulOp: llvm.FMulOp, ew.DivOp: llvm.FDivOp}
+_INT_BINARY = {arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
+               arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.ShLIOp: llvm.ShlOp,
+               arith.ShRSIOp: llvm.AShrOp, ew.AndOp: llvm.AndOp, ew.OrOp: llvm.OrOp}
 
-    def splat(self, x: SSAValue, t: VectorType) -> SSAValue:
-        undef = self.emit(llvm.UndefOp(t))
-        one = self.emit(llvm.InsertElementOp(undef, x, self.const(0, i32)))
-        mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
-        return self.emit(llvm.ShuffleVectorOp(one, undef, mask, t))
 
-    # -- conversions (types are aclgen IR types; values are LLVM-level) -----------------------
+class LowerBinary(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: ew.AddOp | ew.SubOp | ew.MulOp | ew.DivOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp
+        | arith.RemSIOp | arith.ShLIOp | arith.ShRSIOp | ew.AndOp | ew.OrOp,
+        rewriter: PatternRewriter,
+    ) -> None:
+        cls = _FLOAT_BINARY.get(type(op)) or _INT_BINARY[type(op)]  # type: ignore[call-overload]
+        rewriter.replace(op, cls(op.lhs, op.rhs))
 
-    def to_f32(self, x: SSAValue, src: Attribute) -> SSAValue:
-        s = element(src)
-        if isinstance(s, Float32Type):
-            return x
-        if isinstance(s, Float16Type):
-            # fenced: else InstCombine folds `fcmp (fpext x), C` into an f16 compare, which x86
-            # promotes back with the mask narrowed to i16 lanes and widened again (4 extra
-            # shuffles per compare in the vector loop)
-            wide = self.emit(llvm.FPExtOp(x, like(src, f32)))
-            return self.intrinsic(f"llvm.arithmetic.fence.{_suffix(wide.type)}", [wide], wide.type)
-        if isinstance(s, BFloat16Type):
-            return self.emit(llvm.BitcastOp(x, like(src, f32)))
-        assert isinstance(s, IntegerType)
-        if dtypes.is_unsigned(s):
-            x = self.emit(llvm.ZExtOp(x, like(src, i32)))
-        return self.emit(llvm.SIToFPOp(x, like(src, f32)))
 
-    def from_f32(self, x: SSAValue, dst: Attribute, source: SSAValue | None = None) -> SSAValue:
-        """`x` (LLVM-level f32) rounded to `dst`; `source` is the IR value it lowers, whose
-        provenance may spare the bf16 rounding steps (see `low_bits`)."""
-        d = element(dst)
-        if isinstance(d, Float32Type):
-            return x
-        if isinstance(d, Float16Type):
-            return self.emit(llvm.FPTruncOp(x, dst))
-        if isinstance(d, BFloat16Type):
-            t32 = like(dst, i32)
-            bits = self.emit(llvm.BitcastOp(x, t32))
-            if source is not None and low_bits.exact_in_bf16(source, self.facts):
-                return bits
-            lsb = self.emit(llvm.AndOp(self.emit(llvm.LShrOp(bits, self.const(16, t32))), self.const(1, t32)))
-            rounded = self.emit(llvm.AddOp(bits, self.emit(llvm.AddOp(lsb, self.const(0x7FFF, t32)))))
-            if source is None or not low_bits.nan_payload_high(source, self.facts):
-                nan = self.emit(llvmx.FCmpOp("uno", x, x))
-                quiet = self.emit(llvm.OrOp(bits, self.const(0x400000, t32)))
-                rounded = self.emit(llvmx.SelectOp(nan, quiet, rounded))
-            return self.emit(llvm.AndOp(rounded, self.const(HIGH_HALF, t32)))
-        assert isinstance(d, IntegerType)
-        return self.f32_to_int(x, d, like(dst, llvm_type(d)))
+class LowerUnary(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ew.NegOp | ew.NotOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ew.NegOp):
+            rewriter.replace(op, llvm.FNegOp(op.input))
+            return
+        b = self.builder(op, rewriter)
+        rewriter.replace(op, llvm.XOrOp(op.input, b.llvm(1, op.result.type)))
 
-    def f32_to_int(self, x: SSAValue, d: IntegerType, out: Attribute) -> SSAValue:
-        """Round to nearest even, saturate to `d`'s range, NaN -> 0 — with vector-friendly
-        compares and selects (LLVM's fptosi.sat is scalarized with branches on x86)."""
-        info = dtypes.from_ir(d).np_dtype
-        import numpy as np
 
-        lo, hi = int(np.iinfo(info).min), int(np.iinfo(info).max)
-        hi_f = float(np.nextafter(np.float32(hi + 1), np.float32(0)))  # largest f32 <= hi
-        t32, f = like(x.type, i32 if d.width.data <= 32 else i64), x.type
-        r = self.intrinsic(f"llvm.roundeven.{_suffix(f)}", [x], f)
-        nan = self.emit(llvmx.FCmpOp("uno", r, r))
-        big = self.emit(llvmx.FCmpOp("oge", r, self.const(float(hi) + 1.0, f)))
-        r = self.emit(llvmx.SelectOp(self.emit(llvmx.FCmpOp("olt", r, self.const(float(lo), f))), self.const(float(lo), f), r))
-        r = self.emit(llvmx.SelectOp(big, self.const(hi_f, f), r))
-        r = self.emit(llvmx.SelectOp(nan, self.const(0.0, f), r))
-        n = self.emit(llvmx.FPToSIOp(r, t32))
-        n = self.emit(llvmx.SelectOp(big, self.const(hi, t32), n))
-        if element(out) != element(t32):
-            n = self.emit(llvm.TruncOp(n, out))
-        return n
+class LowerFunction(Lowering):
+    """A formula function that is an LLVM intrinsic; any other must have been expanded."""
 
-    def convert(self, x: SSAValue, src: Attribute, dst: Attribute, source: SSAValue | None = None) -> SSAValue:
-        s, d = element(src), element(dst)
-        if s == d:
-            return x
-        if isinstance(s, IntegerType) and isinstance(d, IntegerType):
-            if d.width.data < s.width.data:
-                raise NotImplementedError(f"narrowing integer conversion {src} -> {dst}")
-            ext = llvm.ZExtOp if dtypes.is_unsigned(s) else llvm.SExtOp
-            return self.emit(ext(x, llvm_type(dst)))
-        return self.from_f32(self.to_f32(x, src), dst, source if isinstance(s, Float32Type) else None)
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ew.FunctionOp, rewriter: PatternRewriter) -> None:
+        name = INTRINSICS.get(op.FUNCTION.name)
+        if name is None:
+            raise ValueError(f"in pass lower-to-llvm: {op.name} survived; run expand-math first")
+        b = self.builder(op, rewriter)
+        rewriter.replace(op, [], [_intrinsic(b, name, list(op.operands), llvm_type(op.results[0].type))])
 
-    # -- ops ----------------------------------------------------------------------------------
 
-    def lower(self, op: Operation) -> None:
-        match op:
-            case arith.ConstantOp():
-                attr = cast("IntegerAttr | FloatAttr", op.value)  # the passes make scalar constants only
-                self.values[op.result] = self.const(attr.value.data, op.result.type)
-            case ew.ConstantOp():
-                t = op.result.type
-                value = op.value.value.data
-                e = element(t)
-                if isinstance(e, BFloat16Type):  # the bit pattern in the upper half of an i32
-                    value = int(dtypes.bfloat16.np_dtype.type(value).view("uint16")) << 16
-                    value = value - 0x100000000 if value >= 0x80000000 else value
-                elif dtypes.is_unsigned(e) and value > 127:
-                    value -= 256
-                self.values[op.result] = self.const(value, llvm_type(t))
-            case ew.AddOp() | ew.SubOp() | ew.MulOp() | ew.DivOp():
-                cls = {ew.AddOp: llvm.FAddOp, ew.SubOp: llvm.FSubOp, ew.MulOp: llvm.FMulOp, ew.DivOp: llvm.FDivOp}
-                self.values[op.result] = self.emit(cls[type(op)](self.v(op.lhs), self.v(op.rhs)))
-            case ew.NegOp():
-                self.values[op.result] = self.emit(llvm.FNegOp(self.v(op.input)))
-            case ew.AbsOp():
-                x = self.v(op.input)  # a mangled intrinsic: xDSL's FAbsOp declares one unmangled name
-                self.values[op.result] = self.intrinsic(f"llvm.fabs.{_suffix(x.type)}", [x], x.type)
-            case ew.CmpOp():
-                self.values[op.result] = self.compare(op)
-            case ew.IsNanOp():
-                x = self.v(op.input)
-                self.values[op.result] = self.emit(llvmx.FCmpOp("uno", x, x))
-            case ew.AndOp() | ew.OrOp():
-                cls = llvm.AndOp if isinstance(op, ew.AndOp) else llvm.OrOp
-                self.values[op.result] = self.emit(cls(self.v(op.lhs), self.v(op.rhs)))
-            case ew.NotOp():
-                self.values[op.result] = self.emit(llvm.XOrOp(self.v(op.input), self.const(1, op.result.type)))
-            case ew.SelectOp():
-                self.values[op.result] = self.emit(llvmx.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))
-            case ew.ConvertOp():
-                self.values[op.result] = self.convert(self.v(op.input), op.input.type, op.result.type, op.input)
-            case ew.ExpOp() | ew.SigmoidOp():
-                raise ValueError(f"in pass lower-to-llvm: {op.name} survived; run expand-math first")
-            case arith.AddiOp() | arith.SubiOp() | arith.MuliOp() | arith.DivSIOp() | arith.RemSIOp():
-                cls = {
-                    arith.AddiOp: llvm.AddOp,
-                    arith.SubiOp: llvm.SubOp,
-                    arith.MuliOp: llvm.MulOp,
-                    arith.DivSIOp: llvm.SDivOp,
-                    arith.RemSIOp: llvm.SRemOp,
-                }[type(op)]
-                self.values[op.result] = self.emit(cls(self.v(op.lhs), self.v(op.rhs)))
-            case arith.ShLIOp() | arith.ShRSIOp():
-                cls = llvm.ShlOp if isinstance(op, arith.ShLIOp) else llvm.AShrOp
-                self.values[op.result] = self.emit(cls(self.v(op.lhs), self.v(op.rhs)))
-            case arith.MinSIOp() | arith.MaxSIOp():
-                pred = "slt" if isinstance(op, arith.MinSIOp) else "sgt"
-                a, b = self.v(op.lhs), self.v(op.rhs)
-                c = self.emit(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64)))
-                self.values[op.result] = self.emit(llvm.SelectOp(c, a, b))
-            case arith.CmpiOp():
-                pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-                c = llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), i64))
-                self.values[op.result] = self.emit(c)
-            case arith.SelectOp():
-                self.values[op.result] = self.emit(llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs)))
-            case arith.BitcastOp():
-                self.values[op.result] = self.emit(llvm.BitcastOp(self.v(op.input), op.result.type))
-            case math.RoundEvenOp():
-                x = self.v(op.operand)
-                self.values[op.result] = self.intrinsic(f"llvm.roundeven.{_suffix(x.type)}", [x], x.type)
-            case math.FmaOp():
-                self.values[op.result] = self.emit(llvm.FMAOp(self.v(op.a), self.v(op.b), self.v(op.c)))
-            case tile.ParamOp():
-                slot = self.gep(self.v(op.meta), op.index.data, i64)
-                t = op.result.type
-                x = self.emit(llvm.LoadOp(slot, memory_type(t), alignment=_itemsize(t)))
-                self.values[op.result] = self.from_memory(x, t)
-            case tile.OffsetOp():
-                self.values[op.result] = self.gep(self.v(op.base), self.v(op.offset), memory_type(op.elem))
-            case tile.LoadOp():
-                self.values[op.result] = self.load(op)
-            case tile.StoreOp():
-                self.store(op)
-            case tile.AlignOffsetOp():
-                self.values[op.result] = self.align_offset(op)
-            case tile.SplatOp():
-                self.values[op.result] = self.splat(self.v(op.input), cast(VectorType, llvm_type(op.result.type)))
-            case cf.BranchOp():
-                self.emit(llvm.BrOp(self.blocks[op.successor], *[self.v(a) for a in op.arguments]))
-            case cf.ConditionalBranchOp():
-                self.emit(
-                    llvm.CondBrOp(
-                        self.v(op.cond),
-                        self.blocks[op.then_block],
-                        [self.v(a) for a in op.then_arguments],
-                        self.blocks[op.else_block],
-                        [self.v(a) for a in op.else_arguments],
-                    )
-                )
-            case func.ReturnOp():
-                if self.has_nontemporal and host().triple.startswith(("x86_64", "i686")):
-                    # streaming stores are weakly ordered: fence before other threads look
-                    self.emit(llvm.CallIntrinsicOp("llvm.x86.sse.sfence", [], []))
-                self.emit(llvm.ReturnOp())
-            case _:
-                raise ValueError(f"in pass lower-to-llvm: no lowering for {op.name}:\n  {op}")
+class LowerMath(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.FmaOp | math.RoundEvenOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, math.FmaOp):
+            rewriter.replace(op, llvm.FMAOp(op.a, op.b, op.c))
+            return
+        b = self.builder(op, rewriter)
+        rewriter.replace(op, [], [_intrinsic(b, "llvm.roundeven", [op.operand], op.result.type)])
 
-    def compare(self, op: ew.CmpOp) -> SSAValue:
-        a, b = self.v(op.lhs), self.v(op.rhs)
+
+class LowerCompare(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ew.CmpOp | arith.CmpiOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, arith.CmpiOp):
+            pred = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+            rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, _icmp(pred)))
+            return
         t = element(op.lhs.type)
         pred = op.predicate.data
-        if isinstance(t, IntegerType):
-            unsigned = dtypes.is_unsigned(t)
-            ipred = {"olt": "lt", "ole": "le", "ogt": "gt", "oge": "ge", "oeq": "eq", "une": "ne"}[pred]
-            if ipred not in ("eq", "ne"):
-                ipred = ("u" if unsigned else "s") + ipred
-            return self.emit(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(ipred).to_int(), i64)))
-        return self.emit(llvmx.FCmpOp(pred, a, b))
+        if not isinstance(t, IntegerType):
+            rewriter.replace(op, llvmx.FCmpOp(pred, op.lhs, op.rhs))
+            return
+        ipred = {"olt": "lt", "ole": "le", "ogt": "gt", "oge": "ge", "oeq": "eq", "une": "ne"}[pred]
+        if ipred not in ("eq", "ne"):
+            ipred = ("u" if dtypes.is_unsigned(t) else "s") + ipred
+        rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, _icmp(ipred)))
 
-    def align_offset(self, op: tile.AlignOffsetOp) -> SSAValue:
-        """Elements from row[col] to the next `bytes` boundary; 2^62 ("never") when the
-        address is not even element-aligned, so no aligned access is ever attempted."""
-        size, nbytes = _itemsize(op.elem), op.bytes.data
-        addr = self.emit(llvm.PtrToIntOp(self.gep(self.v(op.row), self.v(op.col), memory_type(op.elem)), i64))
-        mis = self.emit(llvm.AndOp(addr, self.const(nbytes - 1, i64)))
-        gap = self.emit(llvm.AndOp(self.emit(llvm.SubOp(self.const(nbytes, i64), mis)), self.const(nbytes - 1, i64)))
-        elems = self.emit(llvm.LShrOp(gap, self.const(size.bit_length() - 1, i64)))
-        odd = self.emit(llvm.AndOp(addr, self.const(size - 1, i64)))
-        ok = self.emit(llvm.ICmpOp(odd, self.const(0, i64), IntegerAttr(llvm.ICmpPredicateFlag("eq").to_int(), i64)))
-        return self.emit(llvm.SelectOp(ok, elems, self.const(2**62, i64)))
 
-    def _lane_ptrs(self, op: tile.LoadOp | tile.StoreOp, n: int) -> list[SSAValue]:
-        col, stride = self.v(op.col), self.v(op.stride)
-        elem = memory_type(op.elem)
-        return [
-            self.gep(self.v(op.row), self.emit(llvm.MulOp(self.emit(llvm.AddOp(col, self.const(i, i64))), stride)), elem)
-            for i in range(n)
-        ]
+class LowerSelect(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ew.SelectOp | arith.SelectOp | arith.MinSIOp | arith.MaxSIOp,
+                          rewriter: PatternRewriter) -> None:
+        if isinstance(op, (arith.MinSIOp, arith.MaxSIOp)):
+            b = self.builder(op, rewriter)
+            c = b(llvm.ICmpOp(op.lhs, op.rhs, _icmp("slt" if isinstance(op, arith.MinSIOp) else "sgt")))
+            rewriter.replace(op, llvm.SelectOp(c, op.lhs, op.rhs))
+        elif isinstance(op, arith.SelectOp):
+            rewriter.replace(op, llvm.SelectOp(op.cond, op.lhs, op.rhs))
+        else:
+            rewriter.replace(op, llvmx.SelectOp(op.cond, op.lhs, op.rhs, llvm_type(op.result.type)))
 
-    def _ptr(self, op: tile.LoadOp | tile.StoreOp) -> SSAValue:
-        layout = op.layout.data
-        if layout == "broadcast":
-            return self.v(op.row)
-        index = self.v(op.col)
-        if layout == "strided":
-            index = self.emit(llvm.MulOp(index, self.v(op.stride)))
-        return self.gep(self.v(op.row), index, memory_type(op.elem))
 
-    def from_memory(self, x: SSAValue, t: Attribute) -> SSAValue:
-        """A value of IR type `t` as loaded (`memory_type`) to its register form."""
-        if not isinstance(element(t), BFloat16Type):
-            return x
-        wide = self.emit(llvm.ZExtOp(x, like(t, i32)))
-        return self.emit(llvm.ShlOp(wide, self.const(16, like(t, i32))))
+class LowerConvert(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ew.ConvertOp | arith.BitcastOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, arith.BitcastOp):
+            rewriter.replace(op, llvm.BitcastOp(op.input, op.result.type))
+            return
+        b = self.builder(op, rewriter)
+        value = convert(b, op.input, op.input.type, op.result.type, op.input, self.facts)
+        rewriter.replace(op, [], [value])
 
-    def to_memory(self, x: SSAValue, t: Attribute) -> SSAValue:
-        """The counterpart of `from_memory`."""
-        if not isinstance(element(t), BFloat16Type):
-            return x
-        return self.emit(llvm.TruncOp(self.emit(llvm.LShrOp(x, self.const(16, like(t, i32)))), like(t, i16)))
 
-    def shuffle(self, a: SSAValue, b: SSAValue, mask: list[int], t: Attribute) -> SSAValue:
-        return self.emit(llvm.ShuffleVectorOp(a, b, DenseArrayBase.from_list(i32, mask), t))
+class LowerParam(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.ParamOp | tile.OffsetOp | tile.SplatOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        if isinstance(op, tile.ParamOp):
+            slot = b(llvm.GEPOp(op.meta, [op.index.data], i64))
+            t = op.result.type
+            value = from_memory(b, b(llvm.LoadOp(slot, memory_type(t), alignment=_itemsize(t))), t)
+        elif isinstance(op, tile.OffsetOp):
+            value = _gep(b, op.base, op.offset, memory_type(op.elem))
+        else:
+            value = splat(b, op.input, cast(VectorType, llvm_type(op.result.type)))
+        rewriter.replace(op, [], [value])
 
-    def load(self, op: tile.LoadOp) -> SSAValue:
+
+def _gep(b: Builder, base: SSAValue, index: SSAValue, elem: Attribute) -> SSAValue:
+    return b(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], elem, ssa_indices=[index]))
+
+
+def _ptr(b: Builder, op: tile.LoadOp | tile.StoreOp) -> SSAValue:
+    layout = op.layout.data
+    if layout == "broadcast":
+        return op.row
+    index = op.col
+    if layout == "strided":
+        index = b(llvm.MulOp(index, op.stride))
+    return _gep(b, op.row, index, memory_type(op.elem))
+
+
+def _lane_ptrs(b: Builder, op: tile.LoadOp | tile.StoreOp, n: int) -> list[SSAValue]:
+    elem = memory_type(op.elem)
+    return [_gep(b, op.row, b(llvm.MulOp(b(llvm.AddOp(op.col, b.llvm(i, i64))), op.stride)), elem)
+            for i in range(n)]
+
+
+class LowerLoad(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.LoadOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
         rt = op.result.type
         t, elem, align = memory_type(rt), memory_type(op.elem), _itemsize(op.elem)
         n = lanes(t)
         if op.deinterleaved is not None:
-            return self.load_deinterleaved(op)
-        if n is None or op.layout.data == "contiguous":
-            x = self.emit(llvm.LoadOp(self._ptr(op), t, alignment=align))
+            value = self.deinterleaved(b, op)
+        elif n is None or op.layout.data == "contiguous":
+            value = from_memory(b, b(llvm.LoadOp(_ptr(b, op), t, alignment=align)), rt)
         elif op.layout.data == "broadcast":
-            one = self.from_memory(self.emit(llvm.LoadOp(self._ptr(op), elem, alignment=align)), op.elem)
-            return self.splat(one, cast(VectorType, llvm_type(rt)))  # n is not None: a vector
+            one = from_memory(b, b(llvm.LoadOp(_ptr(b, op), elem, alignment=align)), op.elem)
+            value = splat(b, one, cast(VectorType, llvm_type(rt)))  # n is not None: a vector
         else:
-            x = self.emit(llvm.UndefOp(t))
-            for i, p in enumerate(self._lane_ptrs(op, n)):
-                lane = self.emit(llvm.LoadOp(p, elem, alignment=align))
-                x = self.emit(llvm.InsertElementOp(x, lane, self.const(i, i32)))
-        return self.from_memory(x, rt)
+            x = b(llvm.UndefOp(t))
+            for i, p in enumerate(_lane_ptrs(b, op, n)):
+                lane = b(llvm.LoadOp(p, elem, alignment=align))
+                x = b(llvm.InsertElementOp(x, lane, b.llvm(i, i32)))
+            value = from_memory(b, x, rt)
+        rewriter.replace(op, [], [value])
 
-    def load_deinterleaved(self, op: tile.LoadOp) -> SSAValue:
+    @staticmethod
+    def deinterleaved(b: Builder, op: tile.LoadOp) -> SSAValue:
         """Lanes [0, n/2) get the even columns, [n/2, n) the odd ones (bf16 only: the verifier
         sees to it); little-endian, so column 2k is the low half of word k."""
         rt = op.result.type
         n = lanes(rt)
         assert n is not None and isinstance(op.elem, BFloat16Type)
-        words = self.emit(llvm.LoadOp(self._ptr(op), VectorType(i32, [n // 2]), alignment=_itemsize(op.elem)))
-        even = self.emit(llvm.ShlOp(words, self.const(16, words.type)))
-        odd = self.emit(llvm.AndOp(words, self.const(HIGH_HALF, words.type)))
-        return self.shuffle(even, odd, list(range(n)), llvm_type(rt))
+        words = b(llvm.LoadOp(_ptr(b, op), VectorType(i32, [n // 2]), alignment=_itemsize(op.elem)))
+        even = b(llvm.ShlOp(words, b.llvm(16, words.type)))
+        odd = b(llvm.AndOp(words, b.llvm(HIGH_HALF, words.type)))
+        return shuffle(b, even, odd, list(range(n)), llvm_type(rt))
 
-    def store(self, op: tile.StoreOp) -> None:
-        value, align = self.v(op.value), _itemsize(op.elem)
-        n = lanes(value.type)
-        if op.align is not None:
-            align = op.align.value.data
+
+class LowerStore(Lowering):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.StoreOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        t = op.value.type
+        n = lanes(t)
+        align = op.align.value.data if op.align is not None else _itemsize(op.elem)
         if op.deinterleaved is not None:
-            value = self.deinterleaved_memory(value, op.value.type)
+            value = self.deinterleaved(b, op.value, t)
         else:
-            value = self.to_memory(value, op.value.type)
+            value = to_memory(b, op.value, t)
         if n is None or op.layout.data == "contiguous":
-            nt = op.nontemporal is not None
-            self.has_nontemporal |= nt
-            self.emit(llvm.StoreOp(value, self._ptr(op), alignment=align, nontemporal=nt))
-            return
-        for i, p in enumerate(self._lane_ptrs(op, n)):
-            x = self.emit(llvmx.ExtractElementOp(value, self.const(i, i64)))
-            self.emit(llvm.StoreOp(x, p, alignment=_itemsize(op.elem)))
+            b(llvm.StoreOp(value, _ptr(b, op), alignment=align, nontemporal=op.nontemporal is not None))
+        else:
+            for i, p in enumerate(_lane_ptrs(b, op, n)):
+                x = b(llvmx.ExtractElementOp(value, b.llvm(i, i64), memory_type(op.elem)))
+                b(llvm.StoreOp(x, p, alignment=_itemsize(op.elem)))
+        rewriter.erase(op)
 
-    def deinterleaved_memory(self, value: SSAValue, t: Attribute) -> SSAValue:
-        """The memory image of a deinterleaved vector (the inverse of `load_deinterleaved`)."""
+    @staticmethod
+    def deinterleaved(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:
+        """The memory image of a deinterleaved vector (the inverse of `LowerLoad.deinterleaved`)."""
         n = lanes(t)
         assert n is not None and isinstance(element(t), BFloat16Type)
         half = n // 2
         words = VectorType(i32, [half])
-        even = self.shuffle(value, value, list(range(half)), words)
-        odd = self.shuffle(value, value, list(range(half, n)), words)
-        low = self.emit(llvm.LShrOp(even, self.const(16, words)))
-        return self.emit(llvm.OrOp(low, self.emit(llvm.AndOp(odd, self.const(HIGH_HALF, words)))))
+        even = shuffle(b, value, value, list(range(half)), words)
+        odd = shuffle(b, value, value, list(range(half, n)), words)
+        low = b(llvm.LShrOp(even, b.llvm(16, words)))
+        return b(llvm.OrOp(low, b(llvm.AndOp(odd, b.llvm(HIGH_HALF, words)))))
 
-    def run(self, noalias: bool) -> llvm.FuncOp:
-        old_blocks = list(self.f.body.blocks)
-        region = Region()
-        for b in old_blocks:
-            nb = Block(arg_types=[llvm_type(a.type) for a in b.args])
-            for a, na in zip(b.args, nb.args):
-                self.values[a] = na
-                na.name_hint = a.name_hint
-            self.blocks[b] = nb
-            region.add_block(nb)
-        for b in old_blocks:
-            self.block = self.blocks[b]
-            for op in b.ops:
-                self.lower(op)
-        inputs = [llvm_type(t) for t in self.f.function_type.inputs.data]
-        ftype = llvm.LLVMFunctionType(inputs, llvm.LLVMVoidType())
-        attrs = [
-            DictionaryAttr({"llvm.noalias": UnitAttr()} if noalias and isinstance(t, llvm.LLVMPointerType) else {})
-            for t in inputs
-        ]
-        return llvm.FuncOp(
-            self.f.sym_name.data,
-            ftype,
-            linkage=llvm.LinkageAttr("external"),
-            body=region,
-            other_props={"arg_attrs": ArrayAttr(attrs)},
-        )
+
+class LowerAlignOffset(Lowering):
+    """Elements from row[col] to the next `bytes` boundary; 2^62 ("never") when the address is
+    not even element-aligned, so no aligned access is ever attempted."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.AlignOffsetOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        size, nbytes = _itemsize(op.elem), op.bytes.data
+        addr = b(llvm.PtrToIntOp(_gep(b, op.row, op.col, memory_type(op.elem)), i64))
+        mis = b(llvm.AndOp(addr, b.llvm(nbytes - 1, i64)))
+        gap = b(llvm.AndOp(b(llvm.SubOp(b.llvm(nbytes, i64), mis)), b.llvm(nbytes - 1, i64)))
+        elems = b(llvm.LShrOp(gap, b.llvm(size.bit_length() - 1, i64)))
+        odd = b(llvm.AndOp(addr, b.llvm(size - 1, i64)))
+        ok = b(llvm.ICmpOp(odd, b.llvm(0, i64), _icmp("eq")))
+        rewriter.replace(op, llvm.SelectOp(ok, elems, b.llvm(2**62, i64)))
+
+
+class LowerControl(Lowering):
+    def __init__(self, facts: dict, x86: bool):
+        super().__init__(facts)
+        self.x86 = x86
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: cf.BranchOp | cf.ConditionalBranchOp | func.ReturnOp,
+                          rewriter: PatternRewriter) -> None:
+        if isinstance(op, cf.BranchOp):
+            rewriter.replace(op, llvm.BrOp(op.successor, *op.arguments))
+        elif isinstance(op, cf.ConditionalBranchOp):
+            rewriter.replace(op, llvm.CondBrOp(op.cond, op.then_block, op.then_arguments, op.else_block,
+                                                  op.else_arguments))
+        else:
+            if self.x86 and _has_nontemporal(op):
+                # streaming stores are weakly ordered: fence before other threads look
+                self.builder(op, rewriter)(llvm.CallIntrinsicOp("llvm.x86.sse.sfence", [], []))
+            rewriter.replace(op, llvm.ReturnOp())
+
+
+def _has_nontemporal(ret: func.ReturnOp) -> bool:
+    f = ret.parent_op()
+    assert f is not None
+    return any(isinstance(o, tile.StoreOp) and o.nontemporal is not None for o in f.walk())
+
+
+def patterns(facts: dict, x86: bool) -> list[RewritePattern]:
+    return [LowerConstant(facts), LowerBinary(facts), LowerUnary(facts), LowerFunction(facts), LowerMath(facts),
+            LowerCompare(facts), LowerSelect(facts), LowerConvert(facts), LowerParam(facts), LowerLoad(facts),
+            LowerStore(facts), LowerAlignOffset(facts), LowerControl(facts, x86)]
+
+
+class _Refuse(RewritePattern):
+    """Last in line: an op no pattern lowered is an error naming it."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.dialect_name() != "llvm" and not isinstance(op, (llvmx.FCmpOp, llvmx.SelectOp,
+                                                             llvmx.ExtractElementOp, llvmx.FPToSIOp)):
+            raise ValueError(f"in pass lower-to-llvm: no lowering for {op.name}:\n  {op}")
+
+
+def llvm_function(f: func.FuncOp, noalias: bool) -> llvm.FuncOp:
+    """`f`'s blocks, already lowered, moved into an external `llvm.func` of LLVM-level types."""
+    region = Region()
+    for block in list(f.body.blocks):
+        for arg in block.args:
+            if llvm_type(arg.type) != arg.type:
+                Rewriter.replace_value_with_new_type(arg, llvm_type(arg.type))
+        f.body.detach_block(block)
+        region.add_block(block)
+    inputs = [llvm_type(t) for t in f.function_type.inputs.data]
+    attrs = [DictionaryAttr({"llvm.noalias": UnitAttr()} if noalias and isinstance(t, llvm.LLVMPointerType) else {})
+             for t in inputs]
+    lowered = llvm.FuncOp(f.sym_name.data, llvm.LLVMFunctionType(inputs, llvm.LLVMVoidType()),
+                          linkage=llvm.LinkageAttr("external"), body=region,
+                          other_props={"arg_attrs": ArrayAttr(attrs)})
+    for key, value in f.attributes.items():
+        if key.startswith("tile."):
+            lowered.attributes[key] = value
+    return lowered
 
 
 @dataclass(frozen=True)
@@ -468,6 +534,7 @@ class LowerToLLVMPass(ModulePass):
     name = "lower-to-llvm"
 
     noalias: bool = False
+    x86: bool = True  # an x86 target (the compiler passes the target's)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for other in op.ops:
@@ -477,12 +544,10 @@ class LowerToLLVMPass(ModulePass):
                     "convert-scf-to-cf first"
                 )
         for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            lowered = FuncLowering(f).run(self.noalias)
-            for key, value in f.attributes.items():
-                if key.startswith("tile."):
-                    lowered.attributes[key] = value
-            op.body.block.insert_op_before(lowered, f)
+            applier = GreedyRewritePatternApplier([*patterns({}, self.x86), _Refuse()], dce_enabled=False)
+            PatternRewriteWalker(applier, apply_recursively=False, walk_reverse=True).rewrite_region(f.body)
+            op.body.block.insert_op_before(llvm_function(f, self.noalias), f)
             op.body.block.erase_op(f)
 
 
-
+__all__ = ["LowerToLLVMPass", "llvm_type", "memory_type"]

@@ -1,9 +1,14 @@
-"""The pass pipeline: every pass by its pipeline name, and the default order.
+"""The pass pipeline: every pass by its pipeline name, and the compiler's pipeline made from
+aclgen.kernel.PIPELINE (the one statement of the order, light so that cache hits can name the
+stages) with each pass's options:
 
     legalize-dtypes -> tile-elementwise -> vectorize-elementwise -> expand-math
       -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
 
-xDSL's cse, dce and convert-scf-to-cf are reused as they are. xDSL's canonicalize is registered
+Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
+lower-to-llvm's `x86`) come from the target here, so the passes themselves never look at the
+machine: `aclgen opt` gives the same output everywhere. xDSL's cse, dce and convert-scf-to-cf
+are reused as they are. xDSL's canonicalize is registered
 (for `aclgen opt`) but not in the default pipeline: on all five operators it changed no byte of
 the final assembly (LLVM's O3 does the same folding) and cost 6-21 ms of a 75-160 ms compile.
 """
@@ -20,9 +25,11 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+from aclgen.codegen.target import Host
 from aclgen.dialects.ew import EW
 from aclgen.dialects.llvmx import LLVMX
 from aclgen.dialects.tile import TILE
+from aclgen.kernel import MODEL_TILE, PIPELINE, Options
 from aclgen.passes.expand_math import ExpandMathPass
 from aclgen.passes.legalize_dtypes import LegalizeDtypesPass
 from aclgen.passes.lower_to_llvm import LowerToLLVMPass
@@ -53,20 +60,27 @@ def context() -> Context:
     return ctx
 
 
-def default_spec(tile_size: int, width: int, fma: str, noalias: bool, nontemporal: bool = False) -> str:
-    return ",".join(
-        [
-            "legalize-dtypes",
-            f"tile-elementwise{{tile_size={tile_size}}}",
-            f"vectorize-elementwise{{width={width} nontemporal={'true' if nontemporal else 'false'}}}",
-            f"expand-math{{fma={fma}}}",
-            "cse",
-            "convert-scf-to-cf",
-            f"lower-to-llvm{{noalias={'true' if noalias else 'false'}}}",
-            "dce",
-        ]
-    )
+def passes(options: Options, target: Host) -> list[ModulePass]:
+    """The compiler's pipeline for `options` (schedule knobs) on `target`."""
+    settings: dict[str, dict] = {
+        "tile-elementwise": {"tile_size": options.tile_size or MODEL_TILE},
+        "vectorize-elementwise": {"width": options.width, "lanes": target.f32_lanes,
+                                  "nontemporal": options.nontemporal},
+        "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on"},
+        "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86},
+    }
+    return [PASSES[name]()(**settings.get(name, {})) for name in PIPELINE]
 
 
-def parse(spec: str, callback=None) -> PassPipeline:
-    return PassPipeline.parse_spec(PASSES, spec, callback)
+def spec(passes: list[ModulePass]) -> str:
+    """The pipeline as `aclgen opt -p` takes it."""
+    return ",".join(str(p.pipeline_pass_spec()) for p in passes)
+
+
+def ours() -> list[str]:
+    """The pipeline's passes that aclgen defines (the others are xDSL's)."""
+    return [name for name in PIPELINE if PASSES[name]().__module__.startswith("aclgen.")]
+
+
+def parse(text: str, callback=None) -> PassPipeline:
+    return PassPipeline.parse_spec(PASSES, text, callback)

@@ -37,28 +37,15 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from aclgen.abi import MetaLayout
 from aclgen.dialects import ew, tile
+from aclgen.passes.builder import Builder
 
 
-class _Emitter:
-    """Appends ops to a block and returns their (first) result."""
-
-    def __init__(self, block: Block):
-        self.block = block
-
-    def __call__(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0] if op.results else None  # type: ignore[return-value]
-
-    def const(self, v: int) -> SSAValue:
-        return self(arith.ConstantOp(IntegerAttr(v, i64)))
-
-
-def _for(e: _Emitter, lb: SSAValue, ub: SSAValue, step: SSAValue, marker: str) -> tuple[Block, SSAValue]:
+def _for(e: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue, marker: str) -> tuple[Block, SSAValue]:
     body = Block(arg_types=[i64])
     loop = scf.ForOp(lb, ub, step, [], Region(body))
     loop.attributes[marker] = UnitAttr()
@@ -66,7 +53,7 @@ def _for(e: _Emitter, lb: SSAValue, ub: SSAValue, step: SSAValue, marker: str) -
     return body, body.args[0]
 
 
-def _row_pointers(re: _Emitter, row: SSAValue, dims, strides, bases, views) -> list[SSAValue]:
+def _row_pointers(re: Builder, row: SSAValue, dims, strides, bases, views) -> list[SSAValue]:
     """Each operand's pointer to the start of `row` (rank >= 2): the row's outer multi-index,
     innermost-but-one dim first, dotted with the operand's outer strides."""
     rank = len(dims)
@@ -100,7 +87,7 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
     for arg, n in zip(entry.args, names):
         arg.name_hint = n
     bases, (meta, begin, end) = entry.args[: len(views)], entry.args[len(views) :]
-    e = _Emitter(entry)
+    e = Builder.at_end(entry)
 
     dims = [e(tile.ParamOp(meta, layout.dim(k), i64)) for k in range(rank)]
     strides = [[e(tile.ParamOp(meta, layout.stride(o, k), i64)) for k in range(rank)] for o in range(len(views))]
@@ -108,12 +95,12 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
     for v, n in zip(dims, "nmlkjihg"[: rank][::-1]):
         v.name_hint = f"dim_{n}"
     inner = dims[-1]
-    one = e.const(1)
-    tsize = e.const(tile_size)
+    one = e.index(1)
+    tsize = e.index(tile_size)
 
     # tile loop: [t0, t1) of the flattened space
     tb, t0 = _for(e, begin, end, tsize, "tile.tiles")
-    te = _Emitter(tb)
+    te = Builder.at_end(tb)
     t1 = te(arith.MinSIOp(te(arith.AddiOp(t0, tsize)), end))
     if rank == 1:
         # one row: the tile's columns are [t0, t1), no row loop and no divisions
@@ -124,7 +111,7 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
         r1 = te(arith.AddiOp(te(arith.DivSIOp(te(arith.SubiOp(t1, one)), inner)), one))
         # row loop: the columns [c0, c1) of this row inside the tile
         rb, row = _for(te, r0, r1, one, "tile.rows")
-        re = _Emitter(rb)
+        re = Builder.at_end(rb)
         rstart = re(arith.MuliOp(row, inner))
         c0 = re(arith.SubiOp(re(arith.MaxSIOp(t0, rstart)), rstart))
         c1 = re(arith.SubiOp(re(arith.MinSIOp(t1, re(arith.AddiOp(rstart, inner)))), rstart))
@@ -132,7 +119,7 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
 
     # column loop: the formula, element by element
     cb, col = _for(re, c0, c1, one, "tile.inner")
-    ce = _Emitter(cb)
+    ce = Builder.at_end(cb)
     mapping: dict[SSAValue, SSAValue] = {}
     for i, (arg, view) in enumerate(zip(kernel.block.args, ins)):
         mapping[arg] = ce(

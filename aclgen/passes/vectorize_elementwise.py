@@ -7,10 +7,12 @@ vector masks), followed by the original scalar loop for the remaining `< width` 
 tail). Values from outside the loop (parameters) are splatted once before it; broadcast
 (stride-0) operands are loaded once per row and splatted.
 
-`width = 0` takes the model's width (`native_width`): two registers of the target's f32 lanes
-(4 SSE, 8 AVX2, 16 AVX-512), and 32 lanes in at most four registers for bodies with
-exp/sigmoid and deinterleaved bf16. The runtime passes a width `aclgen tune` measured instead,
-where it measured one (aclgen/schedules.py).
+`width = 0` takes the model's width (`model_width`) for `lanes`, the f32 lanes of one of the
+target's vector registers (the compiler passes 4 for SSE, 8 for AVX2, 16 for AVX-512; the
+default, 8, keeps `aclgen opt`'s output the same on every machine): two registers, and 32 lanes in
+at most four registers for bodies with heavy functions (exp, sigmoid, tanh, ...: the `heavy`
+records of aclgen/frontend/dsl.py) and deinterleaved bf16. The runtime passes a width
+`aclgen tune` measured instead, where it measured one (aclgen/schedules.py).
 
 With `align = true` (default) the vector loop starts at the first column where the first
 contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
@@ -52,7 +54,6 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from aclgen import dtypes
-from aclgen.codegen.target import host
 from aclgen.dialects import ew, tile
 
 
@@ -192,26 +193,31 @@ class VectorizeElementwisePass(ModulePass):
     name = "vectorize-elementwise"
 
     width: int = 0
+    lanes: int = 8  # f32 lanes of one vector register of the target
     align: bool = True
     nontemporal: bool = False
     deinterleave: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.width < 0 or self.width & (self.width - 1):
-            raise ValueError(f"in pass {self.name}: width must be 0 or a power of two, got {self.width}")
+        for option in ("width", "lanes"):
+            v = getattr(self, option)
+            if v < 0 or v & (v - 1) or (option == "lanes" and v == 0):
+                raise ValueError(f"in pass {self.name}: {option} must be {'0 or ' * (option == 'width')}"
+                                 f"a power of two, got {v}")
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.inner" in o.attributes]
         for loop in loops:
-            width = self.width or native_width(loop)
+            width = self.width or model_width(loop, self.lanes)
             if width > 1:
                 vectorize_loop(loop, width, self.align, self.nontemporal, self.deinterleave)
 
 
-HEAVY_LANES = 32  # f32 lanes of one value in exp/sigmoid and deinterleaved bf16 bodies
+HEAVY_LANES = 32  # f32 lanes of one value in bodies with heavy functions and deinterleaved bf16
 REGISTERS_PER_VALUE = (4, 2)  # at most, in heavy and in other bodies
 
 
-def native_width(loop: scf.ForOp) -> int:
-    """The model's width, for a variant `aclgen tune` has not measured on this target
+def model_width(loop: scf.ForOp, lanes: int) -> int:
+    """The model's width for a target of `lanes` f32 lanes per register, for a variant
+    `aclgen tune` has not measured on this target
     (aclgen/schedules.py): how many vector registers one value of the body spans, so that LLVM
     interleaves that many independent pieces of each iteration and the loads of the next.
 
@@ -219,15 +225,14 @@ def native_width(loop: scf.ForOp) -> int:
       2 threads, median µs: f16/bf16 bodies (widen, compute in f32, round back) hardswish bf16
       174 -> 161, f16 95 -> 87 against one register (four: 81 -> 90); f32 bodies, more loads in
       flight: selu 64K 7.8 -> 7.0, 1M 110 -> 105, threshold 64K 8.4 -> 7.4, 1M 101 -> 98.
-    - Exp/sigmoid bodies (long dependent chains, a dozen live temporaries) and deinterleaved bf16
+    - Bodies with heavy functions (long dependent chains, a dozen live temporaries) and deinterleaved bf16
       bodies (`deinterleaves`): 32 lanes, at most four registers. AVX2: four ymm (SwiGluGrad 1M
       777 -> 701 against two; hardswish bf16 1M 118 -> 112, selu 91 -> 83, softshrink 56 -> 50).
       AVX-512 (Zen 4, issue 13): 16 or 32 lanes run SwiGluGrad 1M in 1.65-1.7 ms, 64 lanes
       (four zmm) in 2.5: the body's temporaries at four zmm each no longer fit the 32 registers
       and spill. What counts is the lanes in flight, not the registers they take.
     """
-    lanes = host().f32_lanes
     body = loop.body.block
-    if any(isinstance(o, (ew.ExpOp, ew.SigmoidOp)) for o in body.ops) or deinterleaves(body):
+    if any(isinstance(o, ew.FunctionOp) and o.FUNCTION.heavy for o in body.ops) or deinterleaves(body):
         return min(REGISTERS_PER_VALUE[0] * lanes, max(HEAVY_LANES, lanes))
     return REGISTERS_PER_VALUE[1] * lanes

@@ -1,0 +1,69 @@
+"""A traced formula (`tracer.Graph`) as an `ew.kernel`: one op per node.
+
+The graph already carries every element type (weak constants resolved, compares as masks), so
+this is a walk: arguments become the kernel block's arguments, constants `ew.constant`, the
+operators their `ew` ops, each formula function its `ew` op (made from the same record,
+aclgen/frontend/dsl.py), and the results `ew.yield`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, IntegerType, i1
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from aclgen import dtypes
+from aclgen.dialects import ew
+from aclgen.frontend.tracer import MASK, Graph, Node
+
+_BINARY = {"add": ew.AddOp, "sub": ew.SubOp, "mul": ew.MulOp, "div": ew.DivOp, "and": ew.AndOp, "or": ew.OrOp}
+
+
+def ir_type(type_: str) -> Attribute:
+    """The xDSL element type of a graph element type."""
+    return i1 if type_ == MASK else dtypes.dtype(type_).ir_type
+
+
+def _constant(value, t: Attribute) -> ew.ConstantOp:
+    if isinstance(t, IntegerType):
+        return ew.ConstantOp(IntegerAttr(int(value), t))
+    return ew.ConstantOp(FloatAttr(float(value), cast(AnyFloat, t)))
+
+
+def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Sequence[Attribute],
+           outputs: Sequence[ew.ViewType], arg_names: Sequence[str]) -> ew.KernelOp:
+    """The `ew.kernel` of `graph` for these views and parameter types."""
+    block = Block(arg_types=ew.KernelOp.block_types(inputs, params))
+    values: dict[Node, SSAValue] = {}
+    for node, arg, n in zip(graph.args, block.args, arg_names):
+        arg.name_hint = n
+        values[node] = arg
+    for node in graph.nodes:
+        op = _op(node, [values[a] for a in node.args])
+        block.add_op(op)
+        values[node] = op.results[0]
+    block.add_op(ew.YieldOp(*[values[r] for r in graph.results]))
+    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block))
+    k.verify()
+    return k
+
+
+def _op(node: Node, args: list[SSAValue]):
+    match node.op:
+        case "const":
+            return _constant(node.attr, ir_type(node.type))
+        case "cmp":
+            return ew.CmpOp(str(node.attr), args[0], args[1])
+        case "select":
+            return ew.SelectOp(args[0], args[1], args[2])
+        case "neg":
+            return ew.NegOp(args[0])
+        case "not":
+            return ew.NotOp(args[0])
+        case op if op in _BINARY:
+            return _BINARY[op](args[0], args[1])
+    f = node.function
+    assert f is not None, f"no ew op for graph node {node.op!r}"
+    return ew.FUNCTION_OPS[f.name](*args)

@@ -1,0 +1,122 @@
+"""`Builder`: the one op-building helper of the passes.
+
+A pass builds ops either at the end of a block it is filling (`tile-elementwise`'s loops) or
+before the op a rewrite pattern matched (`expand-math`, `lower-to-llvm`). Either way it wants the
+same thing: insert an op, get its result back, and make constants of the right shape without
+spelling out attributes. The builder's `shape` is the type a value of the code being built has
+(`f32` or `vector<8xf32>`): `f32(0.5)` and `i32(127)` are constants of that shape.
+
+    b = Builder.before(op, rewriter, shape=op.result.type, fma=True)
+    y = b.muladd(x, b.f32(LOG2E), b.f32(MAGIC))      # an FMA, or a multiply and an add
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import cast
+
+from xdsl.dialects import arith, llvm, math
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    VectorType,
+    f32,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from aclgen.dialects import ew
+
+
+class Builder:
+    def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False):
+        self.insert = insert
+        self.shape = shape
+        self.fma = fma
+
+    @classmethod
+    def at_end(cls, block: Block, **kw) -> Builder:
+        """Appends to `block`."""
+        return cls(block.add_op, **kw)
+
+    @classmethod
+    def before(cls, op: Operation, rewriter: PatternRewriter, **kw) -> Builder:
+        """Inserts before `op` (the op `rewriter` matched) through the rewriter."""
+        return cls(rewriter.insert, **kw)
+
+    def __call__(self, op: Operation) -> SSAValue:
+        self.insert(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    # -- constants --------------------------------------------------------------------------
+
+    def index(self, v: int) -> SSAValue:
+        """An i64 loop-level constant (`arith.constant`)."""
+        return self(arith.ConstantOp(IntegerAttr(v, i64)))
+
+    def f32(self, v: float) -> SSAValue:
+        """An f32 constant of the builder's shape (`ew.constant`)."""
+        return self(ew.ConstantOp(FloatAttr(v, f32), ew.like(self.shape, f32)))
+
+    def i32(self, v: int) -> SSAValue:
+        """An i32 constant of the builder's shape (`ew.constant`)."""
+        return self(ew.ConstantOp(IntegerAttr(v, i32), ew.like(self.shape, i32)))
+
+    def llvm(self, value: float | int, t: Attribute) -> SSAValue:
+        """A constant of LLVM-level type `t` (scalar, or a splat vector): `llvm.mlir.constant`."""
+        e = ew.element(t)
+        if isinstance(t, VectorType):
+            attr = DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
+        elif isinstance(e, IntegerType):
+            attr = IntegerAttr(int(value), e)
+        else:
+            attr = FloatAttr(float(value), cast(AnyFloat, e))
+        return self(llvm.ConstantOp(attr, t))
+
+    # -- f32 arithmetic of the expansions (ew ops: they stay shape-polymorphic) --------------
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(ew.AddOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(ew.SubOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(ew.MulOp(a, b))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(ew.DivOp(a, b))
+
+    def neg(self, a: SSAValue) -> SSAValue:
+        return self(ew.NegOp(a))
+
+    def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """a * b + c: one FMA (one rounding) where the target has it, else a multiply and an add."""
+        if self.fma:
+            return self(math.FmaOp(a, b, c))
+        return self.add(self.mul(a, b), c)
+
+    def cmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(ew.CmpOp(predicate, a, b))
+
+    def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(ew.SelectOp(cond, a, b))
+
+    def call(self, function: str, *args: SSAValue) -> SSAValue:
+        """Formula function `function` (its `ew` op), expanded in turn by `expand-math`."""
+        return self(ew.function_op(function)(*args))
+
+    # -- bits ----------------------------------------------------------------------------------
+
+    def bits(self, x: SSAValue) -> SSAValue:
+        """The i32 bit pattern of f32 `x`."""
+        return self(arith.BitcastOp(x, ew.like(self.shape, i32)))
+
+    def float(self, n: SSAValue) -> SSAValue:
+        """The f32 whose bit pattern is i32 `n`."""
+        return self(arith.BitcastOp(n, ew.like(self.shape, f32)))
