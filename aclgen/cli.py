@@ -480,7 +480,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(exc, Diagnostic):
             print(first, file=sys.stderr)
         elif known:
-            print(f"aclgen: error: {first}", file=sys.stderr)
+            from aclgen.frontend import FormulaError
+
+            # a formula's error quotes the user's line(s) under its first: print them all
+            text = str(exc).strip() if isinstance(exc, FormulaError) else first
+            print(f"aclgen: error: {text}", file=sys.stderr)
         else:
             print(f"aclgen: internal error: {type(exc).__name__}: {first} (ACLGEN_DEBUG=1 shows the traceback)", file=sys.stderr)
         return EXIT_ERROR
