@@ -131,7 +131,9 @@ class Stream:
                 self._nap.notify()
             lock.release()
             return
-        self._queued += 1
+        # Not counted in _queued/_done: it is finished before the lock is released, and only a
+        # synchronize that takes the lock waits (one running meanwhile on another thread is
+        # concurrent with this launch: it owes it nothing).
         try:
             fn(*args)
         except AclError as e:
@@ -139,7 +141,6 @@ class Stream:
         except Exception as e:  # a bug, reported rather than raised into the launch
             self._fault(C.ACLNN_ERR_RUNTIME_ERROR, f"stream task failed: {type(e).__name__}: {e}")
         finally:
-            self._done += 1
             lock.release()
 
     def synchronize(self) -> tuple[int, str] | None:
