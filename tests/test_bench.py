@@ -62,7 +62,9 @@ def test_bench_json_shape(tmp_path, capsys):
     # SwiGluGrad's size is yGrad's: x and out hold 2N elements.
     assert rows[2]["bytes"] == 5 * 1024 * 4 and rows[0]["bytes"] == 3 * 1024 * 4
     calls = {c["name"]: c for c in result["calls"]["rows"]}
-    assert {"aclgen.ops call", "aclnn executor re-run (repeatable)", "aclnn two-phase call", "numpy (peer)"} <= set(calls)
+    assert {"aclgen.ops call", "aclnn executor re-run (repeatable)", "aclnn two-phase call",
+            "aclnn two-phase call on a stream + synchronize", "aclnn executor re-run on a stream + synchronize",
+            "numpy (peer)"} <= set(calls)
     assert all(_positive(c["us"]) for c in calls.values())
     assert "targets" not in result  # aclgen bench reports numbers; issue 4's targets judge them
     targets = _issue4().targets(result)
@@ -79,10 +81,37 @@ def test_bench_compile_part(tmp_path):
     assert c["op"] == "threshold_backward" and _positive(c["ms"]) and c["stages_ms"]
     ws = comp["warm_start"]
     assert "error" not in ws, ws
-    assert _positive(ws["warm_cache"]["ms"]) and isinstance(ws["warm_cache"]["xdsl_imported"], bool)
+    warm = ws["warm_cache"]
+    assert all(_positive(warm[k]) for k in ("ms", "numpy_ms", "ratio", "second_ms"))
+    assert isinstance(warm["xdsl_imported"], bool) and len(warm["runs"]) == bench.timing.WARM_RUNS
     samples = ws["warm_cache"]["samples_ms"]
     assert len(samples) == bench.timing.WARM_RUNS and ws["warm_cache"]["ms"] == sorted(samples)[len(samples) // 2]
     assert any(t["target"].startswith("compile a new variant") for t in _issue4().targets(result))
+
+
+def test_named_operators_time_only_their_table(tmp_path, capsys):
+    """`aclgen bench OP` times OP's rows; the small calls and compile times (the built-in
+    hardswish_backward's and the peers') run only when --parts asks."""
+    result = _run(tmp_path, "threshold_backward", "--sizes", "1K", "--dtypes", "float32", "--tools", "aclgen")
+    assert result["parts"] == ["table"] and "calls" not in result and "compile" not in result
+    assert [r["op"] for r in result["rows"]] == ["threshold_backward"]
+    assert bench.config.parts(None) == list(bench.config.PARTS)
+
+
+def test_without_numba_the_one_reason_is_that_it_is_missing(monkeypatch):
+    """Not "numba has no bfloat16" for some rows and "not installed" for others."""
+    import sys
+
+    from aclgen import dtypes as dt
+    from aclgen.ops import OPERATORS
+
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba fails
+    monkeypatch.setattr(bench.peers, "_NUMBA", {})
+    for dtype in (dt.float32, dt.bfloat16):
+        p = bench.peers.make_problem(OPERATORS["hardswish_backward"], dtype, 1024)
+        for tool in ("numba", "numba-prange"):
+            with pytest.raises(bench.peers.Skip, match=r"^numba is not installed$"):
+                bench.peers.build(tool, p, p.empty_outs())
 
 
 def test_bench_plot(tmp_path):

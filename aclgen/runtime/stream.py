@@ -33,9 +33,10 @@ gets the GIL (~25 µs); a worker that woke at every enqueue would make that the 
 tight loop of call + synchronize it wakes twice per GRACE_S (the enqueue's notify, the doze's
 end) and runs nothing. An idle stream's worker sleeps on a condition: no CPU.
 
-`aclgen bench --parts calls` times both stream rows: a repeatable executor queued and
-synchronized ("aclnn call on a stream + synchronize") and CANN's pattern with a fresh executor
-each time ("aclnn two-phase call on a stream + synchronize").
+`aclgen bench --parts calls` times both stream rows: CANN's pattern with a fresh executor each
+time ("aclnn two-phase call on a stream + synchronize", next to "aclnn two-phase call" with no
+stream) and a repeatable executor queued and synchronized ("aclnn executor re-run on a stream +
+synchronize").
 """
 
 from __future__ import annotations

@@ -63,12 +63,17 @@ this machine cannot run is refused before anything starts. The result's `isa` an
 "ISA" line say what each tool used: the LLVM CPU aclgen compiled for, torch's reported CPU
 capability and torch.compile's vector ISA, numba's CPU.
 
-`calls` times the small-call costs at 1K float32 (an `aclgen.ops` call, a repeatable aclnn
-executor re-run, the full two-phase call, that call on a stream + synchronize, and the peers'
-calls). `compile` times a new kernel variant compiled cold, the peers' compile times (numba
-parallel njit, torch.compile), and a fresh process's first call when its kernels are in the
-on-disk cache (`ACLGEN_CACHE_DIR`; median of `WARM_RUNS` processes). The numbers are reported, not judged: benchmarks/run_issue4.py holds
-a past work item's targets and checks them against a result.
+`calls` times the small-call costs of hardswish_backward at 1K float32: an `aclgen.ops` call, a
+repeatable aclnn executor re-run, the two-phase call (a fresh executor each time) without a
+stream and on a stream with its synchronize (CANN's pattern), the repeatable executor on a
+stream, and the peers' calls. `compile` times a new kernel variant compiled cold, the peers'
+compile times (numba parallel njit, torch.compile), and fresh processes whose kernels are in the
+on-disk cache (`ACLGEN_CACHE_DIR`; medians of `WARM_RUNS` processes): `import aclgen.ops` and
+the first call against numpy's own import in the same process, and the second call. A command
+that names operators runs the table alone unless --parts asks for more: the other parts time
+the built-in hardswish_backward and the peers, not the operators named. The numbers are
+reported, not judged: benchmarks/run_issue4.py holds a past work item's targets and checks them
+against a result.
 """
 
 from __future__ import annotations
@@ -216,7 +221,7 @@ def run(args) -> int:
         ops=config.operators(args.ops),
         matrix=config.matrix(args.sizes, args.dtypes),
         tools=config.tools(args.tools),
-        parts=config.parts(args.parts),
+        parts=config.parts(args.parts, named_ops=bool(args.ops)),
         rounds=args.rounds,
         target_s=args.target_ms / 1e3,
         compile_reps=args.compile_reps,

@@ -335,9 +335,9 @@ def numba_loop(op_name: str, parallel: bool) -> Callable:
 
 def _numba(parallel: bool) -> Callable:
     def build_numba(peer: Peer, p: Problem, outs: list[np.ndarray]) -> Call:
+        kernel = numba_loop(p.op.name, parallel)  # first: without numba, that is the one reason
         if p.dtype.name not in ("float32", "float16"):
             raise Skip(f"numba has no {p.dtype.name}")
-        kernel = numba_loop(p.op.name, parallel)
         args = [*p.inputs, *p.f32_scalars(), *outs]
         try:
             kernel(*args)  # compile now: an unsupported dtype is a skip, not a crash
