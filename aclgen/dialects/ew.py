@@ -478,7 +478,8 @@ class ConvertOp(IRDLOperation):
     """Convert an element to another type, rounding once.
 
     float -> float: round to nearest even (bf16 by integer rounding, no libcall);
-    float -> int: round to nearest even, saturate to the type's range, NaN -> 0;
+    float -> int: toward zero, saturating to the type's range, NaN -> 0 (`legalize-dtypes`
+    rounds to nearest even first, with `ew.round`);
     int -> float: round to nearest even; int -> int: sign/zero extension or saturation.
 
         %h = ew.convert %r : vector<8xf32> to vector<8xf16>

@@ -73,7 +73,21 @@ FUNCTIONS: dict[str, Function] = {
         Function("absolute", 1, "|x| (clears the sign bit; exact). Also the builtin abs(x).", op="abs"),
         Function("exp", 1, "e ** x; exp(-inf) = +0, exp(+inf) = +inf. <= 2 ulp.", heavy=True),
         Function("sigmoid", 1, "1 / (1 + exp(-x)), accurate down to subnormal results. <= 2 ulp.", heavy=True),
+        Function("sqrt", 1, "The square root; x < 0 -> NaN, -0 -> -0. Correctly rounded."),
+        Function("minimum", 2, "The smaller of a and b; NaN if either is NaN; a where they compare equal "
+                               "(+-0), as torch.minimum. Exact."),
+        Function("maximum", 2, "The larger of a and b; NaN if either is NaN; a where they compare equal "
+                               "(+-0), as torch.maximum. Exact."),
+        Function("floor", 1, "The largest integer <= x (-0 stays -0). Exact. Also math.floor(x)."),
+        Function("ceil", 1, "The smallest integer >= x (ceil(-0.5) = -0). Exact. Also math.ceil(x)."),
+        Function("trunc", 1, "x rounded toward zero, keeping its sign. Exact. Also math.trunc(x)."),
+        Function("round", 1, "x rounded to the nearest integer, halves to even (as torch.round and Python's "
+                             "round(x)), keeping its sign. Exact.", op="roundeven"),
+        Function("sign", 1, "-1 for x < 0, +1 for x > 0, x itself for +-0 and NaN (torch gives 0 for NaN). Exact."),
+        Function("copysign", 2, "|a| with the sign of b. Exact."),
         Function("isnan", 1, "A mask: x is NaN (never for integers).", mask=True),
+        Function("isinf", 1, "A mask: x is +inf or -inf.", mask=True),
+        Function("isfinite", 1, "A mask: x is neither infinite nor NaN.", mask=True),
     )
 }
 
@@ -147,8 +161,18 @@ def logical_not(a):
     return _traced(a).logical_not(a)
 
 
+def clamp(x, lo=None, hi=None):
+    """minimum(maximum(x, lo), hi), either bound optional; NaN x (or a NaN bound) gives NaN, as
+    torch.clamp; lo > hi gives hi."""
+    if lo is None and hi is None:
+        raise FormulaError("aclgen.clamp needs lo, hi or both")
+    y = x if lo is None else CALLS["maximum"](x, lo)
+    return y if hi is None else CALLS["minimum"](y, hi)
+
+
 #: The language's names other than the functions of `FUNCTIONS` (the core of `aclgen.__all__`).
 CORE = {
+    "clamp": clamp,
     "f32": f32_const,
     "select": select,
     "where": where,

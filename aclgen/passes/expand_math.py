@@ -4,10 +4,12 @@ Each function's code is registered once in aclgen/passes/expansions/ (`@expands(
 pass makes one rewrite pattern per expanded op kind and walks them over the module. An
 expansion may call other functions (sigmoid calls absolute, tanh may call expm1): the walker
 expands what it inserts in turn. Functions that are LLVM intrinsics (`intrinsic(...)`) stay for
-`lower-to-llvm`.
+`lower-to-llvm` — or, where they are instructions only on some targets (the rounding
+functions: SSE4.1), on the targets the pass's option says have them.
 
 `fma` says whether the expansions' multiply-adds are fused (one rounding, `math.fma`) or a
-multiply and an add: the compiler sets it from the target (`aclgen opt` defaults to on).
+multiply and an add; `rounding` whether the target rounds to integers in one instruction. The
+compiler sets both from the target (`aclgen opt`'s defaults: on, as on every AVX machine).
 
 Before:
     %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
@@ -30,7 +32,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 
 from aclgen.dialects import ew
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions import EXPANSIONS, Expansion
+from aclgen.passes.expansions import EXPANSIONS, WHERE, Expansion
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,10 @@ class Expand(RewritePattern):
         rewriter.replace(op, [], [result])
 
 
-def patterns(fma: bool) -> list[RewritePattern]:
-    return [Expand(ew.function_op(name), fn, fma) for name, fn in EXPANSIONS.items()]
+def patterns(fma: bool, facts: dict[str, bool]) -> list[RewritePattern]:
+    """An expansion per function, but none for an intrinsic that `facts` say is an instruction."""
+    return [Expand(ew.function_op(name), fn, fma) for name, fn in EXPANSIONS.items()
+            if not (name in WHERE and facts[WHERE[name]])]
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,8 @@ class ExpandMathPass(ModulePass):
     name = "expand-math"
 
     fma: bool = True  # fused multiply-adds (the compiler passes whether the target has FMA)
+    rounding: bool = True  # floor/ceil/trunc/round are instructions (SSE4.1 and later)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        applier = GreedyRewritePatternApplier(patterns(self.fma), dce_enabled=False)
+        applier = GreedyRewritePatternApplier(patterns(self.fma, {"rounding": self.rounding}), dce_enabled=False)
         PatternRewriteWalker(applier).rewrite_module(op)

@@ -10,7 +10,7 @@ the conversions that SPEC.md prescribes, so that later passes see homogeneous op
 - formula functions compute in f32: every operand widened (`isnan` of an integer is then
   `false`, which LLVM folds);
 - `ew.yield` converts each value to its output's element type: the single rounding of the
-  result (nearest-even; integers saturate).
+  result (nearest-even: `ew.round` then a saturating `ew.convert` for integers).
 
 Before:
     %m = ew.mul %g, %d : f16, f32 -> f32
@@ -38,8 +38,14 @@ def _convert_operand(op: Operation, index: int, elem: Attribute) -> None:
     value = op.operands[index]
     if ew.element(value.type) == elem:
         return
+    block = op.parent_block()
+    assert block is not None
+    if _is_int(elem) and not _is_int(value.type):  # to an integer: round to nearest even first
+        rounded = ew.function_op("round")(value)
+        block.insert_op_before(rounded, op)
+        value = rounded.results[0]
     conv = ew.ConvertOp(value, elem)
-    op.parent_block().insert_op_before(conv, op)  # type: ignore[union-attr]
+    block.insert_op_before(conv, op)
     op.operands[index] = conv.result
 
 

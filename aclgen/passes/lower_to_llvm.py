@@ -12,7 +12,7 @@ mlir-opt), so this is ours: one rewrite pattern per kind of op, walked over each
   intrinsics (aclgen/passes/expansions/) become calls of them, and any other that survived is an
   error (`expand-math` should have run);
 - `ew.convert`: fp16 by `fpext`/`fptrunc` (F16C), bf16 by integer ops so no libcall is needed,
-  float -> int by `llvm.roundeven` + compares and `fptosi` (nearest-even, saturating, NaN -> 0);
+  float -> int by compares and `fptosi` (saturating, NaN -> 0; the value is rounded already);
 - bf16 values live in the upper half of an `i32` (their f32 bit pattern, low half zero): widening
   is a bitcast, a load shifts the 16 bits up and a store shifts them down; narrowing rounds to
   nearest-even on the bit pattern, keeping NaNs quiet — both steps dropped where `low_bits`
@@ -165,13 +165,14 @@ def from_f32(b: Builder, x: SSAValue, dst: Attribute, source: SSAValue | None, f
 
 
 def f32_to_int(b: Builder, x: SSAValue, d: IntegerType, out: Attribute) -> SSAValue:
-    """Round to nearest even, saturate to `d`'s range, NaN -> 0 — with vector-friendly
-    compares and selects (LLVM's fptosi.sat is scalarized with branches on x86)."""
+    """Toward zero, saturating to `d`'s range, NaN -> 0 (`x` is integral: legalize-dtypes
+    rounded it) — with vector-friendly compares and selects (LLVM's fptosi.sat is scalarized
+    with branches on x86)."""
     info = np.iinfo(dtypes.from_ir(d).np_dtype)
     lo, hi = int(info.min), int(info.max)
     hi_f = float(np.nextafter(np.float32(hi + 1), np.float32(0)))  # largest f32 <= hi
     t32, f = like(x.type, i32 if d.width.data <= 32 else i64), x.type
-    r = _intrinsic(b, "llvm.roundeven", [x], f)
+    r = x
     nan = b(llvmx.FCmpOp("uno", r, r))
     big = b(llvmx.FCmpOp("oge", r, b.llvm(float(hi) + 1.0, f)))
     r = b(llvmx.SelectOp(b(llvmx.FCmpOp("olt", r, b.llvm(float(lo), f))), b.llvm(float(lo), f), r))

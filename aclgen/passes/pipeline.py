@@ -5,8 +5,8 @@ stages) with each pass's options:
     legalize-dtypes -> tile-elementwise -> vectorize-elementwise -> expand-math
       -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
 
-Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
-lower-to-llvm's `x86`) come from the target here, so the passes themselves never look at the
+Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma` and
+`rounding`, lower-to-llvm's `x86`) come from the target here, so the passes themselves never look at the
 machine: `aclgen opt` gives the same output everywhere. xDSL's cse, dce and convert-scf-to-cf
 are reused as they are. xDSL's canonicalize is registered
 (for `aclgen opt`) but not in the default pipeline: on all five operators it changed no byte of
@@ -66,7 +66,8 @@ def passes(options: Options, target: Host) -> list[ModulePass]:
         "tile-elementwise": {"tile_size": options.tile_size or MODEL_TILE},
         "vectorize-elementwise": {"width": options.width, "lanes": target.f32_lanes,
                                   "nontemporal": options.nontemporal},
-        "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on"},
+        "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on",
+                        "rounding": target.has("sse4.1") or not target.is_x86},
         "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86},
     }
     return [PASSES[name]()(**settings.get(name, {})) for name in PIPELINE]

@@ -36,14 +36,16 @@ builtin.module {
 // -----
 
 // int8 SeluBackward: the integer compare stays exact in i8; arithmetic widens both integer
-// operands to f32; the yield converts the f32 result to i8 once (nearest-even, saturating).
+// operands to f32; the yield rounds the f32 result to nearest even, then converts it to i8
+// (saturating).
 
 // CHECK-LABEL: sym_name = "selu_backward_i8_i8_i8_r1_ccc"
 // CHECK:       ew.cmp "ole" %result, %{{.*}} : i8, i8 -> i1
 // CHECK:       ew.convert %result : i8 to f32
 // CHECK:       ew.convert %gradOutput : i8 to f32
 // CHECK:       %[[S:.*]] = ew.select %{{.*}}, %{{.*}}, %{{.*}} : i1, f32, f32 -> f32
-// CHECK-NEXT:  %[[R:.*]] = ew.convert %[[S]] : f32 to i8
+// CHECK-NEXT:  %[[N:.*]] = ew.roundeven %[[S]] : f32 -> f32
+// CHECK-NEXT:  %[[R:.*]] = ew.convert %[[N]] : f32 to i8
 // CHECK-NEXT:  ew.yield %[[R]] : i8
 builtin.module {
   "ew.kernel"() <{sym_name = "selu_backward_i8_i8_i8_r1_ccc", inputs = [!ew.view<1xi8, contiguous>, !ew.view<1xi8, contiguous>], outputs = [!ew.view<1xi8, contiguous>], params = [], arg_names = ["gradOutput", "result", "gradInput"]}> ({

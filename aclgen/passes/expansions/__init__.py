@@ -6,6 +6,9 @@ simpler ops, written once here, or an LLVM intrinsic that becomes one instructio
         ...
 
     intrinsic("absolute", "llvm.fabs")
+    intrinsic("floor", "llvm.floor", where="rounding")   # an instruction where the target rounds
+
+`@expands` also gives the code of an intrinsic on targets where it is no instruction.
 
 `expand-math` applies `EXPANSIONS` (their code may call other functions, which it expands in
 turn); `lower-to-llvm` lowers the functions of `INTRINSICS` and refuses any other that survived.
@@ -19,9 +22,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from aclgen.passes.expansions.registry import EXPANSIONS, INTRINSICS, Expansion, expands, intrinsic
+from aclgen.passes.expansions.registry import EXPANSIONS, INTRINSICS, WHERE, Expansion, expands, intrinsic
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["EXPANSIONS", "INTRINSICS", "Expansion", "expands", "intrinsic"]
+__all__ = ["EXPANSIONS", "INTRINSICS", "WHERE", "Expansion", "expands", "intrinsic"]
