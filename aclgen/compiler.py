@@ -46,7 +46,7 @@ def trace_variant(formula: Callable, variant: Variant, params: Sequence[Param], 
     """The formula traced with the element types of `variant` (and its parameters')."""
     types = [d.name for d in variant.inputs] + [p.graph_type(variant.inputs[0]) for p in params]
     kinds = ["input"] * len(variant.inputs) + ["param"] * len(params)
-    return trace(formula, Signature(names[: len(types)], types, len(variant.outputs), kinds))
+    return trace(formula, Signature(names[: len(types)], types, len(variant.outputs), kinds, variant.attrs))
 
 
 def build_module(

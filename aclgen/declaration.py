@@ -24,6 +24,7 @@ fetched from the compile cache, aclgen/cache.py) by `Operator.kernel(variant, op
 from __future__ import annotations
 
 import contextlib
+import enum
 import inspect
 import keyword
 import re
@@ -32,6 +33,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from aclgen import cache
 from aclgen import dtypes as dt
@@ -76,6 +79,140 @@ class Scalar:
         if self.default is not REQUIRED:
             return self.default
         return 0 if self.kind == "int" else 0.5
+
+
+class AttrKind(enum.StrEnum):
+    """CANN's plain C arguments ("attributes"): compile-time constants of the formula."""
+
+    BOOL = "bool"  # C bool
+    INT64 = "int64"  # C int64_t
+    FLOAT = "float"  # C float (the value is rounded to f32)
+    DOUBLE = "double"  # C double
+    STR = "str"  # C const char*, one of the attribute's `choices`
+    INT64_ARRAY = "int64[]"  # const aclIntArray*
+    FLOAT_ARRAY = "float[]"  # const aclFloatArray*
+    BOOL_ARRAY = "bool[]"  # const aclBoolArray*
+
+    @property
+    def c_type(self) -> str:
+        return _C_TYPES[self]
+
+    @property
+    def is_array(self) -> bool:
+        return self.value.endswith("[]")
+
+
+_C_TYPES = {AttrKind.BOOL: "bool", AttrKind.INT64: "int64_t", AttrKind.FLOAT: "float", AttrKind.DOUBLE: "double",
+            AttrKind.STR: "const char*", AttrKind.INT64_ARRAY: "const aclIntArray*",
+            AttrKind.FLOAT_ARRAY: "const aclFloatArray*", AttrKind.BOOL_ARRAY: "const aclBoolArray*"}
+
+
+class AttrError(ValueError):
+    """An attribute value of the wrong kind (the runtime reports it as 161002, naming it)."""
+
+
+@dataclass(frozen=True)
+class Attr:
+    """A plain C argument of an operator (`bool`, `int64_t`, `float`, `double`, `const char*`,
+    or an aclIntArray/aclFloatArray/aclBoolArray). It is a compile-time constant: the formula
+    receives its value as a Python value after the inputs and scalars, may branch on it in
+    Python (`if approximate == "tanh":`), and each value it takes is its own cached kernel
+    variant. `default` is the Python call's default (REQUIRED: none); `choices` lists a `str`
+    attribute's accepted values."""
+
+    name: str
+    kind: AttrKind | str
+    default: Any = REQUIRED
+    choices: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        try:
+            object.__setattr__(self, "kind", AttrKind(self.kind))
+        except ValueError:
+            raise DeclarationError(f"attribute {self.name!r}: kind {self.kind!r} is not one of "
+                                   f"{[k.value for k in AttrKind]}") from None
+        if self.choices is not None:
+            if self.kind is not AttrKind.STR:
+                raise DeclarationError(f"attribute {self.name!r}: only a str attribute has choices")
+            object.__setattr__(self, "choices", tuple(self.choices))
+        if self.default is not REQUIRED:
+            try:
+                object.__setattr__(self, "default", self.value(self.default))
+            except AttrError as exc:
+                raise DeclarationError(f"attribute {self.name!r}: default {exc}") from None
+
+    def value(self, v) -> Any:
+        """`v` as this attribute's normalized Python value (hashable: arrays become tuples);
+        AttrError says what is wrong."""
+        k = self.kind
+        if k is AttrKind.BOOL:
+            if isinstance(v, (bool, np.bool_)):
+                return bool(v)
+        elif k is AttrKind.INT64:
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                if -(2**63) <= int(v) < 2**63:
+                    return int(v)
+                raise AttrError(f"{v} does not fit an int64")
+        elif k in (AttrKind.FLOAT, AttrKind.DOUBLE):
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)):
+                return float(np.float32(v)) if k is AttrKind.FLOAT else float(v)
+        elif k is AttrKind.STR:
+            if isinstance(v, str):
+                if self.choices is not None and v not in self.choices:
+                    raise AttrError(f"{v!r} is not one of {list(self.choices)}")
+                return v
+        elif isinstance(v, (list, tuple, np.ndarray)):
+            item = Attr(self.name, k.value.removesuffix("[]").replace("float", "double"))
+            try:
+                return tuple(item.value(x) for x in np.asarray(v).tolist()) if isinstance(v, np.ndarray) \
+                    else tuple(item.value(x) for x in v)
+            except AttrError:
+                pass
+        raise AttrError(f"must be {'an ' if k.value[0] in 'i' else 'a '}{k.value} ({k.c_type}), got {v!r}")
+
+    @property
+    def sample(self):
+        """Its default, else a value of its kind (what a declaration traces with, and tools use)."""
+        if self.default is not REQUIRED:
+            return self.default
+        return {AttrKind.BOOL: False, AttrKind.INT64: 0, AttrKind.FLOAT: 0.0, AttrKind.DOUBLE: 0.0,
+                AttrKind.STR: (self.choices or ("",))[0]}.get(self.kind, ())  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A tensor argument when it is more than a name.
+
+    Inputs: `optional` (None/NULL allowed) with `default`, the constant the formula sees in its
+    place (None: the formula receives None and decides in Python); `along` broadcasts a 1-D
+    input along one dim of the others (Prelu's weight along dim 1, the channels), instead of
+    numpy's trailing alignment.
+    Outputs: `dtype` fixes its dtype (ReluV2's uint8 mask; default: the result dtype); `like`
+    gives it another tensor's shape (RmsNormGrad's dgamma is gamma's shape); `optional`
+    (LayerNorm's meanOutOptional) lets the caller pass None, and nothing is written."""
+
+    name: str
+    optional: bool = False
+    default: float | None = None
+    along: int | None = None
+    dtype: str | None = None
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class Split:
+    """The GLU way: `input` splits in two halves along `dim` (an int64 attribute's name, or a
+    fixed dim), the kernel's inputs `into`; the call's other inputs and its outputs span one half,
+    except outputs named in `whole`, which span the input and are written as two halves (the
+    kernel's outputs `whole_into`). `status`: the code of a bad dim or odd size (CANN's tiling
+    error, 561002, for SwiGluGrad; 161002 elsewhere)."""
+
+    input: str
+    dim: str | int
+    into: tuple[str, str]
+    whole: tuple[str, ...] = ()
+    whole_into: tuple[str, ...] = ()
+    status: int = 161002
 
 
 @dataclass(frozen=True)
@@ -123,6 +260,13 @@ class Operator:
     options: Options | None = None  # schedule knobs of this operator's kernels (default: ACLGEN_*)
     python_name: str = ""
     doc: str = ""
+    attrs: tuple[Attr, ...] = ()  # plain C arguments: compile-time constants of the formula
+    order: tuple[str, ...] = ()  # CANN's C argument order (default: inputs, scalars, attrs, outputs)
+    tensors: Mapping[str, Tensor] = field(default_factory=dict)  # tensors declared as more than a name
+    inplace: str | None = None  # the input aclnnInplace<Name> writes its result into
+    split: Split | None = None
+    reference: Callable | None = None  # numpy reference of the formula (float64 is fine)
+    tolerance: float = 0.0  # the formula's bound against `reference`, in ulp of the output dtype
 
     # -- names ---------------------------------------------------------------------------------
 
@@ -132,8 +276,19 @@ class Operator:
 
     @cached_property
     def arg_names(self) -> tuple[str, ...]:
-        """The C arguments before workspaceSize/executor: inputs, scalars, outputs."""
-        return (*self.inputs, *(s.name for s in self.scalars), *self.outputs)
+        """The C arguments before workspaceSize/executor, in CANN's order (`order`, by default
+        inputs, scalars, attributes, outputs)."""
+        return self.order or (*self.inputs, *(s.name for s in self.scalars), *(a.name for a in self.attrs),
+                              *self.outputs)
+
+    def tensor(self, name: str) -> Tensor:
+        """The declaration of tensor `name` (a plain name declares a required tensor)."""
+        return self.tensors.get(name) or Tensor(name)
+
+    @cached_property
+    def attr_samples(self) -> tuple:
+        """Each attribute's sample value (its default, else a value of its kind)."""
+        return tuple(a.sample for a in self.attrs)
 
     @cached_property
     def signature(self) -> str:
@@ -147,11 +302,22 @@ class Operator:
 
     @cached_property
     def kernel_inputs(self) -> tuple[str, ...]:
-        return self.kernel_operands.inputs if self.kernel_operands else self.inputs
+        """The kernel's tensor inputs: the inputs, a split one as its two halves."""
+        if self.kernel_operands:
+            return self.kernel_operands.inputs
+        if self.split:
+            return tuple(x for n in self.inputs for x in (self.split.into if n == self.split.input else (n,)))
+        return self.inputs
 
     @cached_property
     def kernel_outputs(self) -> tuple[str, ...]:
-        return self.kernel_operands.outputs if self.kernel_operands else self.outputs
+        """The kernel's outputs: the outputs, one spanning a split input as its two halves."""
+        if self.kernel_operands:
+            return self.kernel_operands.outputs
+        if self.split and self.split.whole:
+            halves = dict(zip(self.split.whole, zip(self.split.whole_into[::2], self.split.whole_into[1::2])))
+            return tuple(x for n in self.outputs for x in halves.get(n, (n,)))
+        return self.outputs
 
     @cached_property
     def kernel_arg_names(self) -> tuple[str, ...]:
@@ -167,7 +333,8 @@ class Operator:
         types = [first.name] * len(self.kernel_inputs) + [p.graph_type(first) for p in self.params]
         kinds = ["input"] * len(self.kernel_inputs) + ["param"] * len(self.params)
         n = len(types)
-        return trace(self.formula, Signature(self.kernel_arg_names[:n], types, len(self.kernel_outputs), kinds))
+        sig = Signature(self.kernel_arg_names[:n], types, len(self.kernel_outputs), kinds, self.attr_samples)
+        return trace(self.formula, sig)
 
     @cached_property
     def source(self) -> tuple[str, int]:
@@ -322,22 +489,40 @@ def _dtypes(name: str, dtypes) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def _tensors(name: str, items: Sequence[str | Tensor], what: str) -> tuple[tuple[str, ...], dict[str, Tensor]]:
+    names, specs = [], {}
+    for t in items:
+        if isinstance(t, Tensor):
+            specs[t.name] = t
+            t = t.name
+        if not isinstance(t, str):
+            raise DeclarationError(f"operator {name!r}: {what} are names or aclgen.Tensor(...), got {t!r}")
+        names.append(t)
+    return tuple(names), specs
+
+
 def declare(
     name: str,
     formula: Callable,
     *,
-    inputs: Sequence[str],
-    outputs: Sequence[str],
+    inputs: Sequence[str | Tensor],
+    outputs: Sequence[str | Tensor],
     scalars: Sequence[str | Scalar] = (),
+    attrs: Sequence[Attr] = (),
+    order: Sequence[str] | None = None,
     dtypes=("float32", "float16", "bfloat16"),
     broadcast: bool = True,
     max_rank: int | None = 8,
+    inplace: str | None = None,
+    split: Split | None = None,
     check: Callable | None = None,
     promote: Callable | None = None,
     kernel: KernelOperands | None = None,
     result: Callable | None = None,
     input_shapes: Callable | None = None,
     examples: Sequence[Example] = (),
+    reference: Callable | None = None,
+    tolerance: float = 0.0,
     options: Options | None = None,
     python_name: str | None = None,
 ) -> Operator:
@@ -347,49 +532,75 @@ def declare(
         raise DeclarationError(f"operator name {name!r} is not a C identifier")
     if not inputs or not outputs:
         raise DeclarationError(f"operator {name!r} needs at least one input and one output")
+    in_names, in_specs = _tensors(name, inputs, "inputs")
+    out_names, out_specs = _tensors(name, outputs, "outputs")
     op = Operator(
         name=name,
         formula=formula,
-        inputs=tuple(inputs),
-        outputs=tuple(outputs),
+        inputs=in_names,
+        outputs=out_names,
         scalars=_scalars(scalars),
+        attrs=tuple(attrs),
+        order=tuple(order or ()),
+        tensors={**in_specs, **out_specs},
         dtypes=_dtypes(name, dtypes),
         broadcast=broadcast,
         max_rank=max_rank,
+        inplace=inplace,
+        split=split,
         check=check,
         promote=promote,
         kernel_operands=kernel,
         result=result,
         input_shapes=input_shapes,
         examples=tuple(examples),
+        reference=reference,
+        tolerance=tolerance,
         options=options,
         python_name=python_name or getattr(formula, "__name__", snake(name)).replace("<lambda>", snake(name)),
         doc=(inspect.getdoc(formula) or "").split("\n\n")[0].replace("\n", " "),
     )
-    names = op.arg_names
-    dup = {n for n in names if names.count(n) > 1}
+    everything = (*op.inputs, *(s.name for s in op.scalars), *(a.name for a in op.attrs), *op.outputs)
+    dup = {n for n in everything if everything.count(n) > 1}
     if dup:
         raise DeclarationError(f"operator {name!r}: parameter names {sorted(dup)} appear twice")
-    python = [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars))]
+    if op.order and sorted(op.order) != sorted(everything):
+        raise DeclarationError(f"operator {name!r}: order {list(op.order)} must name every argument once: "
+                               f"{list(everything)}")
+    if inplace is not None and inplace not in op.inputs:
+        raise DeclarationError(f"operator {name!r}: inplace names {inplace!r}, which is not an input")
+    if split is not None:
+        _check_split(op, split)
+    python = [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars), *(a.name for a in op.attrs))]
     if "out" in python or len(set(python)) != len(python) or any(keyword.iskeyword(n) for n in python):
-        raise DeclarationError(f"operator {name!r}: inputs and scalars {python} (as Python parameters) must be "
-                               f"distinct, not Python keywords and not 'out', the Python call's output argument")
+        raise DeclarationError(f"operator {name!r}: inputs, scalars and attributes {python} (as Python parameters) "
+                               f"must be distinct, not Python keywords and not 'out', the Python call's output argument")
     _check_arity(op)
     op.graph  # noqa: B018  (traced now: a FormulaError names the user's line at the declaration)
     return op
 
 
+def _check_split(op: Operator, split: Split) -> None:
+    if split.input not in op.inputs:
+        raise DeclarationError(f"operator {op.name!r}: split input {split.input!r} is not an input")
+    if isinstance(split.dim, str) and split.dim not in {a.name for a in op.attrs if a.kind is AttrKind.INT64}:
+        raise DeclarationError(f"operator {op.name!r}: split dim {split.dim!r} is not an int64 attribute")
+    if len(split.whole) != len(split.whole_into) // 2 or any(w not in op.outputs for w in split.whole):
+        raise DeclarationError(f"operator {op.name!r}: split.whole names outputs, two kernel outputs each "
+                               f"in whole_into")
+
+
 def _check_arity(op: Operator) -> None:
-    """The formula takes the kernel's tensors, then its scalar parameters (SPEC §6)."""
+    """The formula takes the kernel's tensors, then its scalar parameters, then its attributes."""
     try:
         sig = inspect.signature(op.formula)
     except (TypeError, ValueError):
         return  # a builtin or C function: the tracer reports what it cannot call
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
         return
-    want = len(op.kernel_inputs) + len(op.params)
+    want = len(op.kernel_inputs) + len(op.params) + len(op.attrs)
     if len(sig.parameters) != want:
         file, line = op.source
-        takes = ", ".join([*op.kernel_inputs, *(p.name for p in op.params)])
+        takes = ", ".join([*op.kernel_inputs, *(p.name for p in op.params), *(a.name for a in op.attrs)])
         raise DeclarationError(f"{file}:{line}: formula {op.formula.__qualname__}{sig} must take {want} arguments "
                                f"({takes}) for operator {op.name!r}")

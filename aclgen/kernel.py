@@ -9,6 +9,7 @@ neither xDSL nor the pass pipeline, so this module imports neither.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class Variant:
     outputs: tuple[dt.DType, ...]
     rank: int
     layouts: tuple[str, ...]  # per operand: inputs then outputs
+    attrs: tuple = ()  # the operator's attribute values (compile-time constants of the formula)
 
     def __post_init__(self):
         if len(self.layouts) != len(self.inputs) + len(self.outputs):
@@ -113,7 +115,10 @@ class Variant:
     def tag(self) -> str:
         ts = "_".join(d.short for d in (*self.inputs, *self.outputs))
         ls = "".join(x[0] for x in self.layouts)
-        return f"{ts}_r{self.rank}_{ls}"
+        if not self.attrs:
+            return f"{ts}_r{self.rank}_{ls}"
+        digest = hashlib.sha256(repr(self.attrs).encode()).hexdigest()[:8]
+        return f"{ts}_r{self.rank}_{ls}_a{digest}"
 
 
 class StageTexts(Mapping):

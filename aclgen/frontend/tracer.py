@@ -424,6 +424,7 @@ class Signature:
     types: Sequence[str]
     outputs: int | None = None  # the number of values it must return (None: any)
     kinds: Sequence[str] = field(default_factory=tuple)  # "input" or "param" per argument
+    attrs: Sequence = ()  # Python values passed after the traced arguments (an operator's attributes)
 
 
 def trace(fn: Callable, sig: Signature) -> Graph:
@@ -443,7 +444,7 @@ def trace(fn: Callable, sig: Signature) -> Graph:
     old = sys.getprofile()
     sys.setprofile(watch)
     try:
-        result = fn(*values)
+        result = fn(*values, *sig.attrs)
     except FormulaError:
         raise
     except Exception as exc:  # an unsupported Python construct: point at the user's line
