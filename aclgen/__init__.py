@@ -14,7 +14,7 @@ through Ascend's aclnn API.
 
 from typing import TYPE_CHECKING, Any
 
-from aclgen.declaration import DeclarationError, Example, KernelOperands, Scalar, registered
+from aclgen.declaration import Attr, DeclarationError, Example, KernelOperands, Scalar, Split, Tensor, registered
 from aclgen.frontend.dsl import FormulaError, names
 
 __version__ = "0.1.0"
@@ -47,6 +47,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Attr",
     "DeclarationError",
     "Example",
     "FormulaError",
@@ -54,6 +55,8 @@ __all__ = [
     "KernelOperands",
     "OperatorError",
     "Scalar",
+    "Split",
+    "Tensor",
     "compile",
     "operator",
     "registered",
