@@ -70,7 +70,8 @@ FORMAT = 1
 SUFFIX = ".aclk"
 _DIGEST = 32
 
-stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0, "writes": 0, "rejected": 0, "write_errors": 0}
+stats = {"memory_hits": 0, "disk_hits": 0, "compiles": 0, "writes": 0, "rejected": 0, "write_errors": 0,
+         "glue_hits": 0, "glue_builds": 0}
 _warned = False
 _write_lock = threading.Lock()
 
@@ -80,21 +81,45 @@ _write_lock = threading.Lock()
 
 @cache
 def compiler_version(root: str | None = None) -> str:
-    """sha256 over every aclgen/**/*.py (path and bytes): any source change is a new compiler."""
-    return _hash_sources(root or os.path.dirname(os.path.abspath(__file__)))
+    """sha256 over every aclgen/**/*.py (path and bytes): any source change is a new compiler.
+
+    Reading and hashing the sources costs milliseconds of a process's first call, so the digest
+    is kept in the cache directory under a stamp of the files' paths, sizes and modification
+    times (what Python's own bytecode cache trusts) and read back while the stamp holds."""
+    root = root or os.path.dirname(os.path.abspath(__file__))
+    h = sha256()
+    for path in _sources(root):
+        st = os.stat(path)
+        h.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+    memo = os.path.join(support_directory(), f"sources-{h.hexdigest()[:32]}")
+    try:
+        with open(memo) as f:
+            version = f.read()
+        if re.fullmatch("[0-9a-f]{64}", version):
+            return version
+    except OSError:
+        pass
+    version = _hash_sources(root)
+    _write(memo, version.encode())
+    return version
+
+
+def _sources(root: str) -> list[str]:
+    """Every aclgen/**/*.py under `root`, in a fixed order."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        found += [os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py")]
+    return found
 
 
 def _hash_sources(root: str) -> str:
     h = sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for f in sorted(filenames):
-            if f.endswith(".py"):
-                path = os.path.join(dirpath, f)
-                h.update(os.path.relpath(path, root).encode() + b"\0")
-                with open(path, "rb") as fh:
-                    h.update(fh.read())
-                h.update(b"\0")
+    for path in _sources(root):
+        h.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(fh.read())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -208,6 +233,7 @@ def key_material(formula: Callable, name: str, variant: Variant, params: Sequenc
         "outputs": [d.name for d in variant.outputs],
         "rank": variant.rank,
         "layouts": list(variant.layouts),
+        "attrs": repr(variant.attrs),
         "params": [[p.name, p.kind, p.type_name(variant.inputs[0])] for p in params],
         "options": asdict(options),
         "target": host().key,
@@ -224,6 +250,11 @@ def entry_key(material: dict) -> str:
 
 def directory() -> str:
     return knobs().cache_dir
+
+
+def support_directory() -> str:
+    """Where the native glue's object code and the sources' digest are kept (not entries)."""
+    return os.path.join(knobs().cache_dir, "support")
 
 
 def entry_path(directory_: str, name: str, variant: Variant, key: str) -> str:
@@ -429,6 +460,39 @@ def fetch(formula: Callable, name: str, variant: Variant, params: Sequence[Param
     return kernel
 
 
+# ----------------------------------------------------------------------------- native glue
+
+
+def glue_object(name: str, build: Callable[[], bytes]) -> bytes:
+    """Object code of the runtime's native glue module `name` (aclgen/codegen/native.py): the
+    entry points every kernel, replay and pool launch goes through. From the disk cache, else
+    `build()` and stored, as kernels are. It depends on aclgen's sources, llvmlite, Python and
+    this machine only (it is code for the machine itself, never ACLGEN_CPU_NAME's target), so a
+    process with a warm cache does no LLVM work. The runtime installs this as native's store."""
+    import llvmlite
+
+    from aclgen.codegen.target import real_host
+
+    material = {"format": FORMAT, "glue": name, "target": real_host().key, "compiler": compiler_version(),
+                "llvmlite": llvmlite.__version__, "python": sys.version_info[:2]}
+    key = entry_key(material)
+    path = os.path.join(support_directory(), f"glue-{name}-{key[:32]}{SUFFIX}")
+    if not knobs().always_compile:
+        try:
+            with open(path, "rb") as f:
+                _, obj, _ = decode(f.read(), key)
+            stats["glue_hits"] += 1
+            return obj
+        except (OSError, BadEntry):
+            pass  # missing or not valid: built again and replaced
+    obj = build()
+    stats["glue_builds"] += 1
+    if _hash_sources(os.path.dirname(os.path.abspath(__file__))) == material["compiler"]:  # (as in fetch)
+        with _write_lock:
+            _write(path, encode({"key": key, "glue": name}, obj, {}))
+    return obj
+
+
 # ------------------------------------------------------------------------- the memory tier
 
 
@@ -491,18 +555,20 @@ def info(directory_: str | None = None) -> dict:
 
 
 def clear(directory_: str | None = None) -> int:
-    """Delete every entry (and leftover temporary files) in the cache directory; returns how many."""
+    """Delete every entry (and leftover temporary files) in the cache directory, and the native
+    glue and sources' digest kept beside them; returns how many entries."""
     d = directory_ or directory()
     n = 0
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return 0
-    for f in names:
-        if f.endswith(SUFFIX):
-            try:
-                os.unlink(os.path.join(d, f))
-                n += 0 if f.startswith(".tmp-") else 1
-            except OSError:
-                pass
+    for folder in (d, os.path.join(d, "support")):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for f in names:
+            if f.endswith(SUFFIX) or (folder != d and f.startswith("sources-")):
+                try:
+                    os.unlink(os.path.join(folder, f))
+                    n += 0 if f.startswith(".tmp-") or folder != d else 1
+                except OSError:
+                    pass
     return n

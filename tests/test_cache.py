@@ -109,6 +109,55 @@ def test_first_call_on_a_hit_compiles_nothing(tmp_path):
     assert out["compiles"] == 0 and out["disk_hits"] >= 1 and not out["xdsl"], out
 
 
+SECOND_CALL = """
+import json
+import numpy as np
+import aclgen.ops
+from aclgen import cache
+from aclgen.codegen import native
+g = np.linspace(-4, 4, 1024, dtype=np.float32)
+for _ in range(3):  # the first call loads, the second records a replay (the replay's code), the third replays
+    y = aclgen.ops.hardswish_backward(g, g)
+print(json.dumps({"llvm": native.compiled_modules(), "replayed": aclgen.ops.hardswish_backward.replay(g, g) is not None,
+                  **cache.stats}))
+"""
+
+
+def test_a_warm_cache_does_no_llvm_work(tmp_path):
+    """Kernels and the native glue (entry points, replay) come from disk: a fresh process's
+    first calls compile nothing, not even the replay its second call records."""
+    cold = json.loads(run_py(SECOND_CALL, tmp_path).stdout.strip().splitlines()[-1])
+    assert cold["llvm"] > 0 and cold["glue_builds"] > 0
+    warm = json.loads(run_py(SECOND_CALL, tmp_path).stdout.strip().splitlines()[-1])
+    assert warm["llvm"] == 0 and warm["compiles"] == 0 and warm["glue_builds"] == 0, warm
+    assert warm["glue_hits"] == cold["glue_builds"] and warm["replayed"]
+
+
+def test_corrupt_glue_is_built_again(tmp_path):
+    run_py(SECOND_CALL, tmp_path)
+    glue = [f for f in os.listdir(tmp_path / "support") if f.startswith("glue-")]
+    assert glue
+    for f in glue:
+        (tmp_path / "support" / f).write_bytes(b"ACLGENKC garbage")
+    out = json.loads(run_py(SECOND_CALL, tmp_path).stdout.strip().splitlines()[-1])
+    assert out["glue_builds"] == len(glue) and out["replayed"]
+    assert json.loads(run_py(SECOND_CALL, tmp_path).stdout.strip().splitlines()[-1])["llvm"] == 0
+
+
+def test_the_sources_digest_is_kept_beside_the_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACLGEN_CACHE_DIR", str(tmp_path))
+    version = cache._hash_sources(os.path.dirname(os.path.abspath(cache.__file__)))
+    cache.compiler_version.cache_clear()
+    try:
+        assert cache.compiler_version() == version
+        (memo,) = [f for f in os.listdir(tmp_path / "support") if f.startswith("sources-")]
+        assert (tmp_path / "support" / memo).read_text() == version
+        cache.compiler_version.cache_clear()
+        assert cache.compiler_version() == version  # read back
+    finally:
+        cache.compiler_version.cache_clear()
+
+
 def test_stage_texts_on_a_hit(tmp_path):
     call(tmp_path)
     code = """

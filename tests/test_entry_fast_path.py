@@ -77,8 +77,12 @@ def test_partial_overlap_still_staged_after_a_replayed_call():
 def test_non_arrays_and_subclasses_take_the_full_path():
     g = [1.0, 2.0, 3.0]
     out = twice(ops.hardswish_backward, np.array(g, np.float32), np.array(g, np.float32))
-    m = np.matrix(np.array([g], np.float32))
+    m = np.array([g], np.float32).view(Subclass)
     np.testing.assert_array_equal(np.asarray(ops.hardswish_backward(m, m)).ravel(), out)
+
+
+class Subclass(np.ndarray):
+    """An ndarray subclass (numpy's own, np.matrix, is deprecated)."""
 
 
 @pytest.mark.parametrize("shape,dim", [((2, 32), -1), ((6, 8, 5), 1), ((4, 1000), 0)])
@@ -96,3 +100,15 @@ def test_swi_glu_grad_replays_views_into_x_and_out(shape, dim):
     x2 = rng.standard_normal(shape).astype(np.float32)  # same geometry, new data
     r = ops.swi_glu_grad(g, x2, dim)
     assert not ref.swi_glu_grad_violations(r, g, x2, dim).any()
+
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 5)])
+def test_empty_calls_replay(shape):
+    """A call with nothing to compute is recorded like any other: the next one takes the fast
+    path (its guards: dtypes, shapes, strides, aliasing)."""
+    e = np.ones(shape, np.float32)
+    first = ops.hardswish_backward(e, e)
+    assert first.shape == shape
+    again = ops.hardswish_backward.replay(e, e)
+    assert again is not None and again.shape == shape and again is not first
+    assert ops.hardswish_backward.replay(e.astype(np.float16), e.astype(np.float16)) is None  # another dtype

@@ -71,7 +71,7 @@ def call_and_record(replays, kernel, inputs, outputs, params=(), threads=1, env=
     numel = outputs[0].size
     e = native.entry(kernel)
     e.call(threads)(*[a.ctypes.data for a in arrays], meta.ctypes.data, 0, numel)
-    launch = native.Launch(e.packed(threads), tuple((i, 0) for i in range(len(arrays))), meta.ctypes.data, numel)
+    launch = native.Launch(e.words(threads), tuple((i, 0) for i in range(len(arrays))), meta.ctypes.data, numel)
     return replays.record(inputs, params, outputs, launch, env or environ_keys((KNOB,)), (meta, kernel))
 
 
@@ -194,7 +194,7 @@ def test_unrecordable_parameters(kernels, param):
     x = np.ones(10, np.float32)
     replays = native.Replays()
     e = native.entry(kernels["scale"])
-    launch = native.Launch(e.packed(), ((0, 0), (1, 0)), 0, 10)
+    launch = native.Launch(e.words(), ((0, 0), (1, 0)), 0, 10)
     assert not replays.record((x,), (param,), (np.empty_like(x),), launch, environ_keys(()), ())
     assert not len(replays)
 

@@ -1,7 +1,6 @@
 """The native thread pool (aclgen.codegen.native): split launches are exact, busy pools fall
 back, sleepers wake, a forked child gets its own pool."""
 
-import ctypes
 import subprocess
 import sys
 import time
@@ -11,7 +10,9 @@ import pytest
 
 from aclgen import dtypes as dt
 from aclgen.codegen import native
+from aclgen.codegen import native_ir as nir
 from aclgen.compiler import Options, Variant, compile_variant
+from aclgen.knobs import environ_keys
 from tests.hardening_support import run_threads
 
 pytestmark = pytest.mark.skipif(not native._has_pool(), reason="the native pool is x86-64 Linux only")
@@ -34,8 +35,9 @@ def kernel():
 @pytest.fixture(scope="module")
 def call(kernel):
     e = native.entry(kernel)
-    assert e.launcher(2) not in (0, e.address)
-    assert e.launcher(2) == e.launcher(2)  # made once per (kernel, threads)
+    words = e.words(2)
+    assert words[nir.CallWords.CTX] != 0 and words[nir.CallWords.THREADS] == 2  # split over the pool
+    assert e.words(2) is words and e.call(2) is e.call(2)  # made once per (kernel, threads)
     return e.call(2)
 
 
@@ -96,16 +98,17 @@ def test_concurrent_launches_fall_back_not_deadlock(call):
     assert not errors
 
 
-def test_packed_parallel_entry(kernel):
-    """packed(threads) runs launcher(threads): the entry replays call."""
+def test_replays_split_by_the_call_words(kernel):
+    """A replay runs a kernel through its call words, as its call does: split over the pool."""
     e = native.entry(kernel)
-    assert e.packed(2) != e.packed(1)
     n = 100_000
     g, x = np.ones(n, np.float32), np.arange(n, dtype=np.float32)
     out = np.zeros(n, np.float32)
     meta = np.array([n, 1, 1, 1], np.int64)
-    argv = np.array([g.ctypes.data, x.ctypes.data, out.ctypes.data, meta.ctypes.data], np.int64)
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(e.packed(2))(argv.ctypes.data, 0, n)
+    replays = native.Replays()
+    launch = native.Launch(e.words(2), ((0, 0), (1, 0), (2, 0)), meta.ctypes.data, n)
+    assert replays.record((g, x), (), (out,), launch, environ_keys(()), (meta, kernel))
+    assert replays.run((g, x), (), out) is out
     np.testing.assert_array_equal(out, ref(g, x))
 
 
@@ -114,6 +117,7 @@ def test_a_forked_child_gets_its_own_pool():
 import os, numpy as np
 from aclgen import dtypes as dt
 from aclgen.codegen import native
+from aclgen.codegen import native_ir as nir
 from aclgen.compiler import Options, Variant, compile_variant
 v = Variant((dt.float32,), (dt.float32,), 1, ('strided', 'strided'))
 e = native.entry(compile_variant(lambda x: x * 2.0, 'f', v, (), None, Options()))
@@ -126,12 +130,12 @@ def check(tag):
     assert (out == 2 * x).all(), tag
 
 check('parent')
-parent_launcher = e.launcher(2)
+parent_pool = e.words(2)[native.nir.CallWords.CTX]
 pid = os.fork()
 if pid == 0:
     try:
         check('child')
-        assert e.launcher(2) != parent_launcher
+        assert e.words(2)[native.nir.CallWords.CTX] != parent_pool
         os._exit(0)
     except BaseException:
         os._exit(3)

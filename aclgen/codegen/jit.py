@@ -11,7 +11,7 @@ engine without LLVM's optimizer or code generator (and without xDSL).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+import functools
 import re
 import struct
 import time
@@ -66,20 +66,27 @@ _PROCESS = ctypes.CDLL(None)  # dlsym over what the process has loaded, as MCJIT
 HALF_RUNTIME = ("__extendhfsf2", "__truncsfhf2")
 
 
+@functools.cache
 def _load_half_runtime() -> None:
+    """Once, and only for code that calls them: finding the library costs milliseconds of a
+    process's first call (ctypes.util runs ldconfig), which F16C machines never need."""
     try:
-        libgcc = ctypes.CDLL(ctypes.util.find_library("gcc_s") or "libgcc_s.so.1")
+        libgcc = ctypes.CDLL("libgcc_s.so.1")
     except OSError:
-        return  # then such code is refused by check_object / check_libcalls, never run
+        from ctypes import util
+
+        try:
+            libgcc = ctypes.CDLL(util.find_library("gcc_s") or "libgcc_s.so")
+        except OSError:
+            return  # then such code is refused by check_object / check_libcalls, never run
     for name in HALF_RUNTIME:
         if hasattr(libgcc, name) and not llvm.address_of_symbol(name):
             llvm.add_symbol(name, ctypes.cast(getattr(libgcc, name), ctypes.c_void_p).value)
 
 
-_load_half_runtime()
-
-
 def _resolvable(symbol: str) -> bool:
+    if symbol in HALF_RUNTIME:
+        _load_half_runtime()
     return bool(llvm.address_of_symbol(symbol)) or hasattr(_PROCESS, symbol)
 
 

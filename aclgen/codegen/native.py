@@ -3,12 +3,11 @@
 A ctypes call costs 1.5-2 µs, a Python ThreadPoolExecutor hand-off ~100 µs and the numpy entry
 points' checks several µs: more than a 1K-element kernel runs. So, like numba's dispatchers, the
 entry points are tiny functions generated in LLVM IR (built in aclgen.codegen.native_ir) and
-compiled into one MCJIT engine that this module owns:
+loaded into one MCJIT engine that this module owns:
 
 - `entry(kernel)`: a typed handle per kernel; `call(threads)` is a METH_FASTCALL builtin
-  (~0.1 µs a call) that releases the GIL around the kernel; `launcher(threads)` splits the
-  kernel's range over the native pool; `packed(threads)` is the kernel behind the one-signature
-  `packed(argv, lo, hi)` that workers and replays call.
+  (~0.1 µs a call) that releases the GIL around the kernel and, for threads > 1, splits its range
+  over the native pool; `words(threads)` are the CallWords a replay runs it by.
 - The pool: ordinary daemon threads that enter a native loop (GIL released) and never come back
   to Python. They spin briefly, then sleep on a futex; a launch's chunks are claimed by the
   caller and every worker from a shared counter (native_ir.pool_module). One launch at a time:
@@ -22,21 +21,24 @@ compiled into one MCJIT engine that this module owns:
   arrays that passed the full checks, so a hit is a call the full path would have accepted with
   the same plan.
 
-One native replay function serves every record: a record is an int64 array (native_ir.Header)
-passed as the builtin's `self`, so recording a new geometry builds an array and a function
-object (microseconds) and compiles nothing.
+Nothing is generated per kernel or per record: the entry points of all kernels of one arity
+(`arity_module`), the pool and the replay are a handful of modules whose object code is the
+same in every process (native_ir binds this process's addresses through symbols), made once per
+machine: `set_object_store` (the runtime installs the compile cache's disk store) keeps it, so a
+process with a warm cache does no LLVM work at all. A kernel's handle is data (CallWords) passed
+to those functions; a replay record is an int64 array (native_ir.Header) passed as the replay
+builtin's `self`.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
-import itertools
 import os
 import struct
 import threading
 import weakref
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 
 import llvmlite.binding as llvm
@@ -45,54 +47,82 @@ from llvmlite import ir
 
 from aclgen.codegen import native_ir as nir
 from aclgen.codegen.native_ir import ArrayEntry, Header, ParamEntry, Relation
-from aclgen.codegen.target import host, new_target_machine
+from aclgen.codegen.target import new_target_machine, real_host
 
 MAX_POINTERS = nir.MAX_POINTERS
 GEOMETRIES = 4096  # records a Replays indexes by input geometry (then the index starts over)
 
 # ----------------------------------------------------------------------------------------------
 # The engine: one MCJIT for every entry point of the process. Code is never removed; what it
-# names (method defs, pools' contexts, the kernels' engines via the handles) is kept.
+# names (method defs, pools' contexts, the kernels' engines via the call words) is kept.
 # ----------------------------------------------------------------------------------------------
 
-_lock = threading.RLock()  # the engines, the pools and every cache of made entry points
-# Two engines: one at -O2 for the process-wide code every replay and launch runs (the replay
-# guard, the pool), one at -O0 for the per-kernel glue (a fastcall wrapper, a packed entry, a
-# parallel launcher: argument moves and one call). LLVM's fast instruction selection builds the
-# glue in a third of the time (a fastcall wrapper 6.6 -> 2.2 ms), and a 1K executor re-run
-# measured the same through either (0.77-0.79 us); the replay guard at -O0 cost 30 ns a call.
-_engines: dict[bool, llvm.ExecutionEngine] = {}
+_lock = threading.RLock()  # the engine, the pools and every cache of made entry points
+_engine: llvm.ExecutionEngine | None = None
 _kept: list = []
-_modules = 0  # modules added to the engine (recording a replay adds none)
-_ids = itertools.count()
+_loaded: set[str] = set()  # glue modules in the engine
+_addresses: dict[str, int] = {}  # their functions' addresses by symbol
+_compiles = 0  # modules LLVM compiled in this process (a warm object store: none)
+# Modules compiled at -O2 (the replay guard, the pool: every replay and launch runs them); the
+# per-arity glue is argument moves and one call, built at -O0 in a third of the time and run as
+# fast (a 1K executor re-run measured 0.77-0.79 µs either way; the guard at -O0 cost 30 ns).
+_OPTIMIZED = ("aclgen_replay", "aclgen_pool")
 
 
 def compiled_modules() -> int:
-    """How many modules the engine has compiled in this process (recording a replay adds none)."""
-    return _modules
+    """How many modules LLVM compiled in this process (loading from the object store and
+    recording a replay compile none)."""
+    return _compiles
 
 
-def _symbol(kind: str) -> str:
-    return f"aclgen_{kind}_{next(_ids)}"
+def _build_object(module: ir.Module) -> bytes:
+    """Object code of `module` for this machine (native code runs here, whatever ACLGEN_CPU_NAME
+    says about kernels)."""
+    global _compiles
+    ref = llvm.parse_assembly(str(module))
+    ref.triple = real_host().triple
+    ref.verify()
+    _compiles += 1
+    return new_target_machine(2 if module.name in _OPTIMIZED else 0).emit_object(ref)
 
 
-def _compile(module: ir.Module, *names: str, optimize: bool = False) -> list[int]:
-    """Add `module` to an engine (-O2 when `optimize`, else -O0: see `_engines`); the addresses
-    of its functions `names`."""
-    global _modules
-    text = str(module)
-    with _lock:  # LLVM's global context is not thread-safe: parse under the lock too
-        ref = llvm.parse_assembly(text)
-        ref.triple = host().triple
-        ref.verify()
-        engine = _engines.get(optimize)
-        if engine is None:
-            engine = _engines[optimize] = llvm.create_mcjit_compiler(
-                llvm.parse_assembly(""), new_target_machine(2 if optimize else 0))
-        engine.add_module(ref)
-        engine.finalize_object()
-        _modules += 1
-        return [engine.get_function_address(n) for n in names]
+def _no_store(name: str, build: Callable[[], bytes]) -> bytes:
+    return build()
+
+
+_store: Callable[[str, Callable[[], bytes]], bytes] = _no_store
+
+
+def set_object_store(store: Callable[[str, Callable[[], bytes]], bytes]) -> None:
+    """Keep the glue's object code in `store(name, build)`: the object code of module `name`,
+    from the store or from `build()` (then stored). The compile cache sits above this layer, so
+    the runtime installs its disk store (aclgen.cache.glue_object); until then every process
+    compiles its own."""
+    global _store
+    _store = store
+
+
+def _load(make: Callable[[], ir.Module], name: str, symbols: Sequence[str]) -> list[int]:
+    """The addresses of `symbols`, functions of glue module `name` (`make()` builds it), loaded
+    into the engine once per process: from the object store, else compiled."""
+    global _engine
+    with _lock:  # LLVM's global context is not thread-safe: parse and load under the lock too
+        if name not in _loaded:
+            _bind_symbols()
+            obj = _store(name, lambda: _build_object(make()))
+            if _engine is None:
+                _engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(0))
+            _engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            _engine.finalize_object()
+            _loaded.add(name)
+        assert _engine is not None
+        found = []
+        for symbol in symbols:
+            address = _addresses.get(symbol) or _engine.get_function_address(symbol)
+            if not address:
+                raise RuntimeError(f"native glue {name}: no function {symbol} in its object code")
+            found.append(_addresses.setdefault(symbol, address))
+        return found
 
 
 def _once(cache: MutableMapping, key, make: Callable):
@@ -107,20 +137,38 @@ def _once(cache: MutableMapping, key, make: Callable):
 
 
 @functools.cache
-def _process() -> nir.Process:
-    """The addresses generated code calls and compares, taken from this process through ctypes:
-    never resolved by symbol name (another LLVM user, numba, redefines names like
-    PyExc_TypeError for every MCJIT in the process)."""
+def _process() -> dict[str, int]:
+    """The addresses native_ir.SYMBOLS name in this process, taken through ctypes: never
+    resolved by C symbol name (another LLVM user, numba, redefines names like PyExc_TypeError
+    for every MCJIT in the process)."""
 
     def address(fn) -> int:
         value = ctypes.cast(fn, ctypes.c_void_p).value
         assert value is not None, "a resolved C function is never at NULL"
         return value
 
+    # the glue reads an int64 array's data pointer (call words, records) at this offset
+    probe = np.zeros(1, np.int64)
+    if ctypes.c_void_p.from_address(id(probe) + nir.ARRAY_DATA).value != probe.ctypes.data:
+        raise RuntimeError("this numpy's arrays keep their data pointer elsewhere: aclgen's native entry points "
+                           "cannot run with it")
     libc = ctypes.CDLL(None)
-    syscall = address(libc.syscall) if hasattr(libc, "syscall") else 0
-    c_api = {name: address(getattr(ctypes.pythonapi, name)) for name in nir.C_API_NAMES}
-    return nir.Process(c_api, id(None), id(TypeError), id(np.ndarray), syscall)
+    found = {name: address(getattr(ctypes.pythonapi, name)) for name in nir.C_API_NAMES}
+    found["syscall"] = address(libc.syscall) if hasattr(libc, "syscall") else 0
+    found |= {"None": id(None), "TypeError": id(TypeError), "ndarray": id(np.ndarray)}
+    return found
+
+
+_bound = False
+
+
+def _bind_symbols() -> None:
+    """Point native_ir's symbols at this process's addresses (before any glue is loaded)."""
+    global _bound
+    if not _bound:
+        for name, address in _process().items():
+            llvm.add_symbol(nir.symbol(name), address)
+        _bound = True
 
 
 METH_FASTCALL = 0x80
@@ -152,13 +200,6 @@ def _builtin(mdef: int, self=None):
     return _new_function(mdef, self, None)
 
 
-def _fastcall(target: int, n_pointers: int, n_ints: int, name: str, self=None):
-    """A builtin taking n_pointers + n_ints Python ints, calling `target` with them (GIL released)."""
-    symbol = _symbol("call")
-    (address,) = _compile(nir.call_module(symbol, _process(), target, n_pointers, n_ints, name), symbol)
-    return _builtin(_method(address, name), self)
-
-
 # ----------------------------------------------------------------------------------------------
 # The pool
 # ----------------------------------------------------------------------------------------------
@@ -173,10 +214,8 @@ class _Pool:
         self._memory = np.zeros((nir.Ctx.SIZE + 64) // 8, np.int64)
         start = self._memory.ctypes.data
         self.ctx = start + (-start) % 64
-        worker, launch = _symbol("worker"), _symbol("launch")
-        worker_address, self.launch = _compile(nir.pool_module(worker, launch, _process()), worker, launch,
-                                               optimize=True)
-        run = _fastcall(worker_address, 1, 0, "aclgen_worker")
+        worker, self.launch = _load(nir.pool_module, "aclgen_pool", (nir.POOL_WORKER, nir.POOL_LAUNCH))
+        run = _builtin(_method(worker, "aclgen_worker"))
         for w in range(threads - 1):
             threading.Thread(target=run, args=(self.ctx,), daemon=True, name=f"aclgen-{w}").start()
 
@@ -186,7 +225,7 @@ _pools: dict[tuple[int, int], _Pool] = {}  # (pid, threads): kept for good (code
 
 @functools.cache
 def _has_pool() -> bool:
-    return host().triple.startswith("x86_64") and os.uname().sysname == "Linux" and _process().syscall != 0
+    return real_host().triple.startswith("x86_64") and os.uname().sysname == "Linux" and _process()["syscall"] != 0
 
 
 def _pool(threads: int) -> _Pool | None:
@@ -211,57 +250,58 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 # ----------------------------------------------------------------------------------------------
 
 
+class _Words(np.ndarray):
+    """CallWords (an int64 array) that keep what they name alive (`keep`: the kernel's engine)."""
+
+    keep: object = None
+
+
 class KernelEntry:
     """The native entry points of one compiled kernel — a typed handle made only by `entry(kernel)`.
 
-    The entry points call the kernel's code, so the handle and its builtins keep the kernel's
-    engine (`kernel.native`) alive, not the Kernel itself."""
+    The entry points call the kernel's code, so the handle's call words (and with them its
+    builtins and the replays that run them) keep the kernel's engine (`kernel.native`) alive,
+    not the Kernel itself."""
 
-    __slots__ = ("__weakref__", "_calls", "_code", "_launchers", "_name", "_packed", "address", "n_pointers")
+    __slots__ = ("__weakref__", "_calls", "_code", "_name", "_words", "address", "n_pointers")
 
     def __init__(self, address: int, n_pointers: int, name: str, code):
         self.address = address  # void k(ptr p_0, ..., ptr p_{n-1}, ptr meta, i64 begin, i64 end)
         self.n_pointers = n_pointers  # operand pointers (meta not counted)
         self._name, self._code = name, code
-        self._launchers: dict[_Pool, int] = {}
-        self._packed: dict[int, int] = {}  # by the address it calls
-        self._calls: dict[int, object] = {}  # by the address it calls
+        self._words: dict[_Pool | int, _Words] = {}  # by pool (1: none)
+        self._calls: dict[_Pool | int, object] = {}
 
-    def launcher(self, threads: int) -> int:
-        """Address of a function with the kernel's own signature that splits [begin, end) over
-        `threads` threads of the native pool (the caller is one of them); the kernel's own
-        address when threads <= 1 or there is no pool (not x86-64 Linux). Made once per
-        (kernel, threads)."""
+    def words(self, threads: int = 1) -> np.ndarray:
+        """The kernel's CallWords for `threads` threads: split over this process's native pool
+        when threads > 1 (x86-64 Linux), else run by the calling thread. Made once per pool."""
         pool = _pool(threads)
-        if pool is None:
-            return self.address
 
-        def make() -> int:
-            symbol = _symbol("parallel")
-            module = nir.parallel_module(symbol, self.address, self._packed_of(self.address), self.n_pointers + 1,
-                                         pool.launch, pool.ctx, pool.threads)
-            return _compile(module, symbol)[0]
+        def make() -> _Words:
+            n = self.n_pointers + 1
+            (packed,) = _load(lambda: nir.arity_module(n), nir.arity_name(n), (nir.packed_name(n),))
+            words = np.zeros(nir.CallWords.SIZE, np.int64).view(_Words)
+            words[nir.CallWords.KERNEL], words[nir.CallWords.PACKED] = self.address, packed
+            if pool is not None:
+                words[nir.CallWords.CTX], words[nir.CallWords.THREADS] = pool.ctx, pool.threads
+                words[nir.CallWords.LAUNCH] = pool.launch
+            words.keep = self._code
+            return words
 
-        return _once(self._launchers, pool, make)
-
-    def packed(self, threads: int = 1) -> int:
-        """Address of `void packed(i64 *argv, i64 lo, i64 hi)` that calls launcher(threads) with
-        argv = [p_0..p_{n-1}, meta]."""
-        return self._packed_of(self.launcher(threads))
+        return _once(self._words, pool or 1, make)
 
     def call(self, threads: int = 1):
-        """A builtin function call(p_0, ..., p_{n-1}, meta, begin, end) taking Python ints,
-        running launcher(threads) with the GIL released; returns None. Cached per threads."""
-        target = self.launcher(threads)
-        return _once(self._calls, target,
-                     lambda: _fastcall(target, self.n_pointers + 1, 2, self._name, self._code))
+        """A builtin function call(p_0, ..., p_{n-1}, meta, begin, end) taking Python ints that
+        runs the kernel over [begin, end) with the GIL released (see `words`); returns None.
+        Made once per pool."""
+        words = self.words(threads)
 
-    def _packed_of(self, target: int) -> int:
-        def make() -> int:
-            symbol = _symbol("packed")
-            return _compile(nir.packed_module(symbol, target, self.n_pointers + 1), symbol)[0]
+        def make():
+            n = self.n_pointers + 1
+            (address,) = _load(lambda: nir.arity_module(n), nir.arity_name(n), (nir.call_name(n),))
+            return _builtin(_method(address, self._name), words)
 
-        return _once(self._packed, target, make)
+        return _once(self._calls, _pool(threads) or 1, make)
 
     def __repr__(self) -> str:
         return f"<KernelEntry {self._name} at {self.address:#x}, {self.n_pointers} pointers>"
@@ -314,14 +354,17 @@ def available() -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Launch:
-    """What a replay re-runs: `packed` (a KernelEntry.packed address), the kernel's pointers as
-    (array index, byte delta) into the call's arrays (inputs, then outputs), the launch record's
-    address and the element count."""
+    """What a replay re-runs: the kernel's call words (KernelEntry.words; None for an empty
+    call, which runs nothing), its pointers as (array index, byte delta) into the call's arrays
+    (inputs, then outputs), the launch record's address and the element count."""
 
-    packed: int
+    words: np.ndarray | None
     sources: tuple[tuple[int, int], ...]
     meta: int
     numel: int
+
+
+EMPTY = Launch(None, (), 0, 0)  # a call with nothing to compute
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,13 +391,13 @@ class _Record:
 
 def _replay_method() -> int:
     def make() -> int:
-        symbol = _symbol("replay")
-        return _method(_compile(nir.replay_module(symbol, _process()), symbol, optimize=True)[0], "replay")
+        (address,) = _load(nir.replay_module, nir.REPLAY, (nir.REPLAY,))
+        return _method(address, "replay")
 
-    return _once(_made, "replay", make)
+    return _once(_methods, "replay", make)
 
 
-_made: dict[str, int] = {}
+_methods: dict[str, int] = {}  # method defs of the process-wide builtins
 _all_replays: weakref.WeakSet = weakref.WeakSet()
 
 
@@ -443,7 +486,7 @@ class Replays:
         array = np.array(words, np.int64)
         # Bound now if the process has its replay function; else at the first replay (`_wake`):
         # a process that never repeats a call never compiles it (~20 ms of a first call).
-        call = _builtin(_replay_method(), array) if "replay" in _made else None
+        call = _builtin(_replay_method(), array) if "replay" in _methods else None
         geometry = _geometry(inputs, params)
         with self._lock:
             rec = _Record(call, array, tuple((o.shape, o.dtype) for o in outputs), (*kept, keep), self._generation)
@@ -599,8 +642,9 @@ def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch, env) -
     n_in, n_params = len(inputs), len(params)
     env_dict, keys = env
     words = [0] * Header.SIZE
-    kept: list = [env_dict]
-    header = {Header.PACKED: launch.packed, Header.META: launch.meta, Header.NUMEL: launch.numel,
+    kept: list = [env_dict, launch.words]  # (the call words name the kernel's engine)
+    call_words = 0 if launch.words is None else launch.words.ctypes.data
+    header = {Header.CALL: call_words, Header.META: launch.meta, Header.NUMEL: launch.numel,
               Header.NARGS: len(arrays) + n_params, Header.N_OUTPUTS: len(outputs),
               Header.OUTPUTS_ARG: n_in + n_params, Header.ENV_DICT: id(env_dict)}
 

@@ -1,18 +1,22 @@
 """The LLVM IR of the native entry points, built with llvmlite's IRBuilder.
 
 Pure functions: each returns an `ir.Module`; none holds state or owns an engine
-(aclgen.codegen.native compiles them into its engine and turns them into Python objects).
+(aclgen.codegen.native compiles or loads them into its engine and turns them into Python objects).
 
-- `call_module`: a METH_FASTCALL CPython function taking Python ints (pointers, then i64s) that
-  calls a native function with the GIL released and returns None.
-- `pool_module`: the thread pool's worker loop and launch; `packed_module`: a kernel behind the
-  one-signature `packed(argv, lo, hi)`; `parallel_module`: a kernel's range split over the pool.
+- `arity_module(n)`: the entry points of every kernel with n pointer arguments: `packed`, the
+  kernel behind the one signature `packed(argv, lo, hi)` that workers and replays call, and
+  `call`, a METH_FASTCALL CPython function taking Python ints that runs the kernel with the GIL
+  released, split over the pool when its call words name one (`CallWords`).
+- `pool_module`: the thread pool's worker loop, its Python entry, and its launch.
 - `replay_module`: the guarded replay, one METH_FASTCALL function serving every record.
 
-Every C API function is called at its address in this process and every object compared by
-identity is an address too (`Process`), never a symbol: another LLVM user in the process (numba)
-registers its own meanings for names such as PyExc_TypeError (the object instead of the variable
-holding it), and MCJIT would follow them.
+No module holds an address of this process: the kernel to run, the pool and the records are
+data (arrays passed in), and the C API functions and the objects compared by identity are
+symbols named `aclgen_rt_<name>` (SYMBOLS) that aclgen.codegen.native binds to this process's
+addresses before it loads any of them. So the object code is the same in every process and is
+kept in the compile cache: a warm cache does no LLVM work. The prefix matters: another LLVM
+user in the process (numba) registers its own meanings for names such as PyExc_TypeError (the
+object instead of the variable holding it), and MCJIT would follow them.
 
 Pointers are typed (i8*, i64*, function pointers) as numba's call wrappers write them; LLVM
 reads them as opaque `ptr`s.
@@ -22,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from llvmlite import ir
@@ -98,32 +101,25 @@ _C_API = {  # name: (return type, argument types)
     "PyTuple_SetItem": (I32, [PTR, I64, PTR]),
 }
 C_API_NAMES = tuple(_C_API)
+LIBC_NAMES = ("syscall",)  # libc's syscall(): the pool's futex waits and wakes
+OBJECT_NAMES = ("None", "TypeError", "ndarray")  # objects compared or returned by identity
+SYMBOLS = (*C_API_NAMES, *LIBC_NAMES, *OBJECT_NAMES)
 
 
-@dataclass(frozen=True, slots=True)
-class Process:
-    """Addresses in this process that generated code uses: `c_api` maps every name in
-    C_API_NAMES to its function; objects compared or returned by identity; libc's syscall()
-    (0 where there is none: no pool)."""
-
-    c_api: dict[str, int]
-    none: int  # id(None)
-    type_error: int  # id(TypeError): what PyExc_TypeError points to
-    ndarray: int  # id(numpy.ndarray)
-    syscall: int
+def symbol(name: str) -> str:
+    """The symbol generated code names `name` of SYMBOLS by."""
+    return f"aclgen_rt_{name}"
 
 
 class _Emitter:
     """An IRBuilder over one new function, with the helpers every entry point needs."""
 
-    def __init__(self, module: ir.Module, name: str, fnty: ir.FunctionType, process: Process | None = None,
-                 linkage: str = ""):
+    def __init__(self, module: ir.Module, name: str, fnty: ir.FunctionType, linkage: str = ""):
         self.module = module
         self.fn = ir.Function(module, fnty, name)
         if linkage:
             self.fn.linkage = linkage
         self.b = _Builder(self.fn.append_basic_block("entry"))
-        self.process = process
 
     def block(self, name: str) -> ir.Block:
         return self.fn.append_basic_block(name)
@@ -145,14 +141,29 @@ class _Emitter:
         return b.call(target, args, name=name)
 
     def c_api(self, name: str, *args):
-        assert self.process is not None, "the C API's addresses come with a Process"
+        """Call C API function `name` (through its SYMBOLS symbol)."""
         ret, params = _C_API[name]
-        return self.call_at(self.process.c_api[name], ir.FunctionType(ret, params), list(args), name)
+        return self.b.call(self._declare(name, ir.FunctionType(ret, params)), list(args), name=name)
 
-    def obj(self, address: int) -> ir.Constant:
-        """A constant PyObject * (or any pointer) at `address`."""
-        # a FormattedConstant; pyright reads llvmlite's @_castop-wrapped method as returning None
-        return cast(ir.Constant, i64(address).inttoptr(PTR))
+    def syscall(self, *args):
+        return self.b.call(self._declare("syscall", ir.FunctionType(I64, [I64], var_arg=True)), list(args))
+
+    def _declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:
+        fn = self.module.globals.get(symbol(name))
+        if fn is None:
+            fn = ir.Function(self.module, fnty, symbol(name))
+        return cast(ir.Function, fn)
+
+    def py_object(self, name: str) -> ir.Value:
+        """The PyObject * of OBJECT_NAMES' `name` (through its symbol: its address is the object)."""
+        g = self.module.globals.get(symbol(name))
+        if g is None:
+            g = ir.GlobalVariable(self.module, I8, symbol(name))
+        return cast(ir.Value, g)
+
+    def py_object_id(self, name: str) -> ir.Value:
+        """`name`'s object address as an i64, to compare with a loaded field."""
+        return self.b.ptrtoint(self.py_object(name), I64)
 
     def field(self, base: ir.Value, offset: int | ir.Value, typ: ir.Type) -> ir.Value:
         """A `typ *` to the field `offset` bytes into `base` (an i8*)."""
@@ -214,25 +225,36 @@ class _Emitter:
 
 
 # ----------------------------------------------------------------------------------------------
-# Calling native functions from Python
+# Calling kernels from Python
 # ----------------------------------------------------------------------------------------------
 
 
-def call_module(name: str, process: Process, target: int, n_pointers: int, n_ints: int,
-                title: str = "") -> ir.Module:
-    """`PyObject *name(self, args, nargs)`: call `void target(ptr x n_pointers, i64 x n_ints)`
-    with n_pointers + n_ints Python ints, the GIL released, and return None (`title` names the
-    function in its TypeError).
+class CallWords:
+    """A kernel's call words (an int64 array): what its `call` builtin (the array is the builtin's
+    `self`) and a replay record (Header.CALL: the array's data) run. KERNEL: the kernel's address;
+    PACKED: its arity's packed entry; CTX: the pool to split over (0: none), THREADS its threads,
+    LAUNCH its launch function."""
 
-    A ctypes call of a six-argument function costs 1.5-2 µs, more than a 1K-element kernel runs;
-    a METH_FASTCALL builtin costs about 0.1 µs. Arguments go through PyLong_AsLongLong: a wrong
-    count raises TypeError, a non-int TypeError, an int beyond int64 OverflowError; never a crash.
-    """
-    module = ir.Module(name)
-    e = _Emitter(module, name, FASTCALL, process)
+    KERNEL, PACKED, CTX, THREADS, LAUNCH, SIZE = range(6)
+
+
+def packed_name(n_ptrs: int) -> str:
+    return f"aclgen_packed_{n_ptrs}"
+
+
+def call_name(n_ptrs: int) -> str:
+    return f"aclgen_call_{n_ptrs}"
+
+
+def arity_name(n_ptrs: int) -> str:
+    return f"aclgen_arity_{n_ptrs}"
+
+
+def _int_args(e: _Emitter, args: ir.Value, nargs: ir.Value, n: int, title: str) -> list[ir.Value]:
+    """Check that a METH_FASTCALL function got `n` arguments and convert them with
+    PyLong_AsLongLong; a wrong count raises TypeError, a non-int TypeError, an int beyond int64
+    OverflowError (the function returns NULL with the exception set), never a crash."""
     b = e.b
-    _self, args, nargs = e.fn.args
-    n = n_pointers + n_ints
     bad_count, failed = e.block("bad_count"), e.block("failed")
     e.check(b.icmp_signed("==", nargs, i64(n)), bad_count, "arg0")
     values = []
@@ -244,19 +266,87 @@ def call_module(name: str, process: Process, target: int, n_pointers: int, n_int
         e.at(maybe_error)
         b.cbranch(b.icmp_unsigned("==", e.c_api("PyErr_Occurred"), PTR(None)), nxt, failed)
         e.at(nxt)
-    pointers = [b.inttoptr(v, PTR) for v in values[:n_pointers]]
-    state = e.c_api("PyEval_SaveThread")
-    e.call_at(target, ir.FunctionType(VOID, [PTR] * n_pointers + [I64] * n_ints), pointers + values[n_pointers:])
-    e.c_api("PyEval_RestoreThread", state)
-    e.c_api("Py_IncRef", e.obj(process.none))
-    b.ret(e.obj(process.none))
-
+    go = b.block
     e.at(bad_count)
-    message = e.c_string(f"{name}.message", f"{title or name}() takes {n} int arguments")
-    e.c_api("PyErr_SetString", e.obj(process.type_error), message)
+    message = e.c_string(f"{e.fn.name}.message", f"{title}() takes {n} int arguments")
+    e.c_api("PyErr_SetString", e.py_object("TypeError"), message)
     b.ret(PTR(None))
     e.at(failed)  # the conversion's own exception is set
     b.ret(PTR(None))
+    e.at(go)
+    return values
+
+
+def _return_none(e: _Emitter) -> None:
+    none = e.py_object("None")
+    e.c_api("Py_IncRef", none)
+    e.b.ret(none)
+
+
+def _dispatch(e: _Emitter, words: ir.Value, argv: ir.Value, lo: ir.Value, hi: ir.Value) -> None:
+    """Run the kernel of `words` (an i64 *: CallWords) on argv (its pointers, then the kernel at
+    argv[n]) over [lo, hi): split over the pool its words name, or by the calling thread alone
+    when they name none, the range is empty, or the pool is busy (another thread's launch: one
+    launch at a time). The GIL is the caller's business."""
+    b = e.b
+    ctx = b.load(e.index(words, CallWords.CTX))
+    packed = b.inttoptr(b.load(e.index(words, CallWords.PACKED)), PACKED.as_pointer())
+    alone, split, take, done = e.block("alone"), e.block("split"), e.block("take"), e.block("ran")
+    b.cbranch(b.and_(b.icmp_unsigned("!=", ctx, i64(0)), b.icmp_signed(">", hi, lo)), split, alone)
+
+    e.at(split)
+    ctx_p = b.inttoptr(ctx, PTR)
+    busy = e.field(ctx_p, Ctx.BUSY, I32)
+    free = b.icmp_unsigned("==", b.atomic_rmw("xchg", busy, i32(1), "acquire"), i32(0))
+    b.cbranch(free, take, alone)
+    e.at(take)
+    launch_type = ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64])
+    e.call_at(b.load(e.index(words, CallWords.LAUNCH)), launch_type,
+              [ctx_p, b.bitcast(packed, PTR), argv, lo, hi, b.load(e.index(words, CallWords.THREADS))])
+    b.store_atomic(i32(0), busy, "release", 4)
+    b.branch(done)
+
+    e.at(alone)
+    b.call(packed, [argv, lo, hi])
+    b.branch(done)
+    e.at(done)
+
+
+def arity_module(n_ptrs: int) -> ir.Module:
+    """The entry points of every kernel with n_ptrs pointer arguments (its operands, then the
+    launch record): the kernel is data (argv[n_ptrs], CallWords.KERNEL), so one compile serves
+    them all and none is made per kernel.
+
+    - `packed_name(n)`: `void (i64 *argv, i64 lo, i64 hi)` calls the kernel at argv[n] with
+      argv[0..n-1] and [lo, hi). One signature for every arity: pool workers and replays call it.
+    - `call_name(n)`: `PyObject *(words, args, nargs)`, METH_FASTCALL on a builtin whose `self`
+      is the kernel's CallWords array, called as call(p_0, ..., p_{n-1}, begin, end) with Python
+      ints: runs [begin, end) with the GIL released (`_dispatch`) and returns None. A ctypes
+      call of a six-argument function costs 1.5-2 µs, more than a 1K-element kernel runs; this
+      costs about 0.1 µs.
+    """
+    module = ir.Module(arity_name(n_ptrs))
+    e = _Emitter(module, packed_name(n_ptrs), PACKED)
+    b = e.b
+    argv, lo, hi = e.fn.args
+    argv_words = b.bitcast(argv, I64P)
+    pointers = [b.inttoptr(b.load(e.index(argv_words, i)), PTR) for i in range(n_ptrs)]
+    e.call_at(b.load(e.index(argv_words, n_ptrs)), kernel_type(n_ptrs), pointers + [lo, hi])
+    b.ret_void()
+
+    e = _Emitter(module, call_name(n_ptrs), FASTCALL)
+    b = e.b
+    self_, args, nargs = e.fn.args
+    values = _int_args(e, args, nargs, n_ptrs + 2, "kernel call")
+    words = b.bitcast(e.load(self_, ARRAY_DATA, PTR), I64P)
+    argv = b.alloca(I64, size=n_ptrs + 1, name="argv")
+    for i, value in enumerate(values[:n_ptrs]):
+        b.store(value, e.index(argv, i))
+    b.store(b.load(e.index(words, CallWords.KERNEL)), e.index(argv, n_ptrs))
+    state = e.c_api("PyEval_SaveThread")
+    _dispatch(e, words, b.bitcast(argv, PTR), values[n_ptrs], values[n_ptrs + 1])
+    e.c_api("PyEval_RestoreThread", state)
+    _return_none(e)
     return module
 
 
@@ -293,17 +383,14 @@ class Ctx:
 
 def _futex(e: _Emitter, ctx: ir.Value, offset: int, op: int, value: ir.Value) -> None:
     """futex(ctx + offset, op, value): wait while the word is `value`, or wake `value` sleepers."""
-    assert e.process is not None, "the pool's futex calls need the process's syscall()"
-    sc = ir.FunctionType(I64, [I64], var_arg=True)
-    e.call_at(e.process.syscall, sc, [i64(SYS_FUTEX), e.field(ctx, offset, I32), i64(op), e.b.zext(value, I64),
-                                      i64(0), i64(0), i64(0)])
+    e.syscall(i64(SYS_FUTEX), e.field(ctx, offset, I32), i64(op), e.b.zext(value, I64), i64(0), i64(0), i64(0))
 
 
-def _claim(module: ir.Module, name: str, process: Process) -> ir.Function:
+def _claim(module: ir.Module, name: str) -> ir.Function:
     """`void claim(ctx, i64 job)`: claim and run chunks of open job `job` until none are left
     or the job is no longer open (a worker that wakes late never claims the next job's chunks:
     a claim is a compare-and-swap of the whole state word, job number included)."""
-    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR, I64]), process, linkage="internal")
+    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR, I64]), linkage="internal")
     b = e.b
     ctx, job = e.fn.args
     fn = b.load(e.field(ctx, Ctx.FN, PTR))
@@ -348,10 +435,10 @@ def _pause(e: _Emitter, i: ir.Value, spin: ir.Block, sleep: ir.Block) -> ir.Valu
     return i1
 
 
-def _worker(module: ir.Module, name: str, claim: ir.Function, process: Process) -> None:
+def _worker(module: ir.Module, name: str, claim: ir.Function) -> ir.Function:
     """`void worker(ctx)`: wait for the job number to change (spin, then sleep on its futex),
     run open jobs' chunks, return on STOP."""
-    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR]), process)
+    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR]), linkage="internal")
     b = e.b
     (ctx,) = e.fn.args
     job_p = e.field(ctx, Ctx.JOB, I32)
@@ -393,13 +480,14 @@ def _worker(module: ir.Module, name: str, claim: ir.Function, process: Process) 
 
     e.at(leave)
     b.ret_void()
+    return e.fn
 
 
-def _launch(module: ir.Module, name: str, claim: ir.Function, process: Process) -> None:
+def _launch(module: ir.Module, name: str, claim: ir.Function) -> None:
     """`void launch(ctx, packed fn, i64 *argv, i64 begin, i64 end, i64 threads)`: cut the
     range into chunks, open a job, claim chunks like any worker, then wait for the chunks
     others claimed (spin, then sleep on DONE's futex) and close the job."""
-    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64]), process)
+    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64]))
     b = e.b
     ctx, fn, argv, begin, end, threads = e.fn.args
 
@@ -469,8 +557,13 @@ def _launch(module: ir.Module, name: str, claim: ir.Function, process: Process) 
     b.ret_void()
 
 
-def pool_module(worker: str, launch: str, process: Process) -> ir.Module:
-    """The pool's `void worker(ctx)` and `void launch(ctx, fn, argv, begin, end, threads)`.
+POOL_WORKER, POOL_LAUNCH = "aclgen_pool_worker", "aclgen_pool_launch"
+
+
+def pool_module() -> ir.Module:
+    """The pool's Python entry for its threads, POOL_WORKER: a METH_FASTCALL function taking the
+    context's address that runs the worker loop with the GIL released and returns on STOP; and
+    POOL_LAUNCH, `void launch(ctx, packed fn, i64 *argv, i64 begin, i64 end, i64 threads)`.
 
     A launch cuts [begin, end) into chunks and opens a job; the caller and every worker then
     claim chunks one at a time from a shared counter until none are left, and the caller waits
@@ -479,58 +572,17 @@ def pool_module(worker: str, launch: str, process: Process) -> ir.Module:
     caller runs the rest itself instead of waiting a scheduler tick. Odd job numbers are open,
     even ones closed. Workers spin briefly, then sleep on the job number's futex.
     """
-    module = ir.Module(worker)
-    claim = _claim(module, f"{worker}.claim", process)
-    _worker(module, worker, claim, process)
-    _launch(module, launch, claim, process)
-    return module
-
-
-def packed_module(name: str, target: int, n_ptrs: int) -> ir.Module:
-    """`void name(i64 *argv, i64 lo, i64 hi)`: call `target` (a kernel, or anything with its
-    signature) with argv's n_ptrs pointers (operands, then the launch record) and [lo, hi). One
-    signature for every arity: the pool's workers and the replays call kernels through it."""
-    module = ir.Module(name)
-    e = _Emitter(module, name, PACKED)
-    b = e.b
-    argv, lo, hi = e.fn.args
-    words = b.bitcast(argv, I64P)
-    pointers = [b.inttoptr(b.load(e.index(words, i)), PTR) for i in range(n_ptrs)]
-    e.call_at(target, kernel_type(n_ptrs), pointers + [lo, hi])
-    b.ret_void()
-    return module
-
-
-def parallel_module(name: str, kernel: int, packed: int, n_ptrs: int, launch: int, ctx: int,
-                    threads: int) -> ir.Module:
-    """`name`, with the kernel's own signature, runs [begin, end) on the pool at `ctx` (`launch`
-    its launch, `packed` the kernel's packed entry). One launch at a time: a caller that finds
-    the pool busy (another thread's launch) runs its whole range itself, as does an empty one."""
-    module = ir.Module(name)
-    fnty = kernel_type(n_ptrs)
-    e = _Emitter(module, name, fnty)
-    b = e.b
-    *pointers, begin, end = e.fn.args
-    busy = e.field(e.obj(ctx), Ctx.BUSY, I32)
-    alone, split = e.block("alone"), e.block("split")
-    b.cbranch(b.icmp_signed(">", end, begin), split, alone)
-
-    e.at(split)
-    free = b.icmp_unsigned("==", b.atomic_rmw("xchg", busy, i32(1), "acquire"), i32(0))
-    take = e.block("take")
-    b.cbranch(free, take, alone)
-    e.at(take)
-    argv = b.alloca(I64, size=n_ptrs)
-    for i, p in enumerate(pointers):
-        b.store(b.ptrtoint(p, I64), e.index(argv, i))
-    launch_type = ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64])
-    e.call_at(launch, launch_type, [e.obj(ctx), e.obj(packed), b.bitcast(argv, PTR), begin, end, i64(threads)])
-    b.store_atomic(i32(0), busy, "release", 4)
-    b.ret_void()
-
-    e.at(alone)
-    e.call_at(kernel, fnty, list(e.fn.args))
-    b.ret_void()
+    module = ir.Module("aclgen_pool")
+    claim = _claim(module, "aclgen_pool_claim")
+    worker = _worker(module, "aclgen_pool_work", claim)
+    _launch(module, POOL_LAUNCH, claim)
+    e = _Emitter(module, POOL_WORKER, FASTCALL)
+    _self, args, nargs = e.fn.args
+    (ctx,) = _int_args(e, args, nargs, 1, "pool worker")
+    state = e.c_api("PyEval_SaveThread")
+    e.b.call(worker, [e.b.inttoptr(ctx, PTR)])
+    e.c_api("PyEval_RestoreThread", state)
+    _return_none(e)
     return module
 
 
@@ -546,7 +598,7 @@ class Header:
     """Words 0..SIZE-1 of a replay record (an int64 array): the launch, then where each section
     starts (*_AT, a word index) and how many entries it has (N_*)."""
 
-    PACKED = 0  # the packed entry to run
+    CALL = 0  # the kernel's CallWords (their data's address; 0 for an empty call: nothing runs)
     META = 1  # the launch record's address: the kernel's last pointer
     NUMEL = 2  # the range run: [0, numel)
     NARGS = 3  # inputs + params + outputs
@@ -611,8 +663,11 @@ class _Words:
         return self.e.b.add(self[section], step)
 
 
-def replay_module(name: str, process: Process) -> ir.Module:
-    """`PyObject *name(PyObject *record, PyObject *const *args, Py_ssize_t nargs)`, called as
+REPLAY = "aclgen_replay"
+
+
+def replay_module() -> ir.Module:
+    """`PyObject *REPLAY(PyObject *record, PyObject *const *args, Py_ssize_t nargs)`, called as
     `replay(*inputs, *params, *outputs)` on a builtin whose `self` is the record (an int64
     ndarray laid out as Header and the entry classes above say): run the recorded launch when
     every guard holds and return the output (one) or a tuple of the outputs (several); return
@@ -623,11 +678,11 @@ def replay_module(name: str, process: Process) -> ir.Module:
     hit); each array exactly a numpy.ndarray with the recorded dtype object, rank, dims, byte
     strides and flags (ALIGNED, and WRITEABLE for outputs); each relation; each parameter's
     exact type and value. The GIL is released around the kernel."""
-    module = ir.Module(name)
-    e = _Emitter(module, name, FASTCALL, process)
+    module = ir.Module(REPLAY)
+    e = _Emitter(module, REPLAY, FASTCALL)
     b = e.b
     record, args, nargs = e.fn.args
-    argv = b.alloca(I64, size=MAX_POINTERS, name="argv")
+    argv = b.alloca(I64, size=MAX_POINTERS + 1, name="argv")  # + the kernel (packed's argv)
     data = b.alloca(I64, size=MAX_ARRAYS, name="data")  # each array's data pointer
     overflow = b.alloca(I32, name="overflow")
     miss = e.block("miss")
@@ -641,8 +696,7 @@ def replay_module(name: str, process: Process) -> ir.Module:
     _return_outputs(e, rec, args)
 
     e.at(miss)
-    e.c_api("Py_IncRef", e.obj(process.none))
-    b.ret(e.obj(process.none))
+    _return_none(e)
     return module
 
 
@@ -661,11 +715,10 @@ def _guard_env(e: _Emitter, rec: _Words, miss: ir.Block) -> None:
 
 def _guard_arrays(e: _Emitter, rec: _Words, args: ir.Value, data: ir.Value, miss: ir.Block) -> None:
     b = e.b
-    assert e.process is not None, "the array guards compare with the process's numpy.ndarray"
     with e.loop(rec[Header.N_ARRAYS], "array") as a:
         at = rec.entry(Header.ARRAYS_AT, rec[Header.ARRAY_WORDS], a)
         obj = b.load(e.index(args, rec.at(at, ArrayEntry.ARG)))
-        e.check(_eq(e, e.load(obj, OB_TYPE, I64), i64(e.process.ndarray)), miss, "array.fields")
+        e.check(_eq(e, e.load(obj, OB_TYPE, I64), e.py_object_id("ndarray")), miss, "array.fields")
         ndim, need = rec.at(at, ArrayEntry.NDIM), rec.at(at, ArrayEntry.FLAGS)
         flags = b.zext(e.load(obj, ARRAY_FLAGS, I32), I64)
         e.check(e.all(_eq(e, b.sext(e.load(obj, ARRAY_ND, I32), I64), ndim),
@@ -718,18 +771,26 @@ def _guard_params(e: _Emitter, rec: _Words, args: ir.Value, overflow: ir.Value, 
 
 
 def _run(e: _Emitter, rec: _Words, data: ir.Value, argv: ir.Value) -> None:
-    """argv = the kernel's pointers (array data + delta, then the launch record); run it."""
+    """argv = the kernel's pointers (array data + delta, then the launch record, then the kernel
+    for its packed entry); run it, unless the call is empty."""
     b = e.b
+    numel = rec[Header.NUMEL]
+    go, ran = e.block("run"), e.block("after_run")
+    b.cbranch(b.icmp_signed(">", numel, i64(0)), go, ran)
+    e.at(go)
     n = rec[Header.N_SOURCES]
     with e.loop(n, "source") as k:
         at = rec.entry(Header.SOURCES_AT, Source.SIZE, k)
         start = b.load(e.index(data, rec.at(at, Source.ARRAY)))
         b.store(b.add(start, rec.at(at, Source.DELTA)), e.index(argv, k))
+    words = b.inttoptr(rec[Header.CALL], I64P)
     b.store(rec[Header.META], e.index(argv, n))
-    packed, numel = rec[Header.PACKED], rec[Header.NUMEL]
+    b.store(b.load(e.index(words, CallWords.KERNEL)), e.index(argv, b.add(n, i64(1))))
     state = e.c_api("PyEval_SaveThread")
-    e.call_at(packed, PACKED, [b.bitcast(argv, PTR), i64(0), numel])
+    _dispatch(e, words, b.bitcast(argv, PTR), i64(0), numel)
     e.c_api("PyEval_RestoreThread", state)
+    b.branch(ran)
+    e.at(ran)
 
 
 def _return_outputs(e: _Emitter, rec: _Words, args: ir.Value) -> None:

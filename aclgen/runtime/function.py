@@ -246,9 +246,10 @@ class Function:
         return [(tuple(dims), code)] * len(op.outputs)
 
     def _record(self, executor, ins: list, args: tuple, outs: list) -> None:
-        """Record a call that ran unstaged on numpy arrays, for replays."""
+        """Record a call that ran unstaged on numpy arrays, or had nothing to compute, for replays."""
         tpl = executor.template
-        if tpl is None or executor.staging is not None or not tpl.numel or not native.available():
+        empty = executor.call is None and not executor.numel
+        if (tpl is None and not empty) or executor.staging is not None or not native.available():
             return
         arrays = args[: self._n_in]
         for t, a in zip(ins, arrays):
@@ -257,8 +258,10 @@ class Function:
         env = environ_keys(PLAN_KNOBS)
         if env is None:
             return
-        tensors_all = executor.tensors
-        launch = tpl.launch([t.itemsize for t in tensors_all])
+        if tpl is None:  # an empty output: the replay checks the same guards and runs nothing
+            self.replays.record(arrays, args[self._n_in :], outs, native.EMPTY, env, ())
+            return
+        launch = tpl.launch([t.itemsize for t in executor.tensors])
         self.replays.record(arrays, args[self._n_in :], outs, launch, env, (tpl, tpl.kernel, tpl.meta))
 
 

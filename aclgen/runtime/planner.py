@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from aclgen import cache
 from aclgen.abi import pack
 from aclgen.codegen import native
 from aclgen.codegen.target import last_level_cache_bytes
@@ -29,6 +30,8 @@ from aclgen.runtime.geometry import broadcast_strides, plan
 from aclgen.runtime.scalar import truncated
 from aclgen.runtime.soc import settings
 from aclgen.runtime.tensor import AclTensor, contiguous_strides
+
+native.set_object_store(cache.glue_object)  # the native glue's object code, kept as kernels are
 
 ALIGN = 64
 CACHE_LIMIT = 4096
@@ -65,13 +68,13 @@ class View:
 class Template:
     """The address-free part of a launch: kernel, launch record, where each pointer comes from."""
 
-    __slots__ = ("call", "kernel", "meta", "meta_ptr", "numel", "packed", "plain", "views")
+    __slots__ = ("call", "kernel", "meta", "meta_ptr", "numel", "plain", "views", "words")
 
     def __init__(self, kernel, meta, numel: int, views: tuple[View, ...], threads: int):
         entry = native.entry(kernel)
         self.kernel = kernel
         self.call = entry.call(threads)  # big calls split over the native pool inside the call
-        self.packed = entry.packed(threads)
+        self.words = entry.words(threads)
         self.meta, self.numel, self.views = meta, numel, views
         self.meta_ptr = meta.ctypes.data  # `.ctypes` costs microseconds: read it once
         self.plain = all(v.offset == 0 and not v.staged for v in views)  # pointers = the tensors'
@@ -79,7 +82,7 @@ class Template:
     def launch(self, itemsizes) -> native.Launch:
         """What a replay of an unstaged call re-runs (aclgen.codegen.native.Replays)."""
         sources = tuple((v.tensor, v.offset * itemsizes[v.tensor]) for v in self.views)
-        return native.Launch(self.packed, sources, self.meta_ptr, self.numel)
+        return native.Launch(self.words, sources, self.meta_ptr, self.numel)
 
 
 class _Args:

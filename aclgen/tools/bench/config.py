@@ -153,8 +153,8 @@ def parts(spec: str | None, named_ops: bool = False) -> list[str]:
     """The parts `spec` lists; by default all of them, or only the table when the command names
     operators (the small calls and compile times are hardswish_backward's and the peers': not
     what was asked about)."""
-    default = ["table"] if named_ops else list(PARTS)
-    chosen: list[str] = _list(spec) if spec is not None else default
+    default: list[str] = ["table"] if named_ops else list(PARTS)
+    chosen = _list(spec) if spec is not None else default
     for p in chosen:
         if p not in PARTS:
             raise UsageError(f"--parts: unknown part {p!r}; known: {', '.join(PARTS)}")
