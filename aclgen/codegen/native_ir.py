@@ -127,11 +127,9 @@ class _Emitter:
     def at(self, block: ir.Block) -> None:
         self.b.position_at_end(block)
 
-    def call_at(self, address: int | ir.Value, fnty: ir.FunctionType, args, name: str = ""):
-        """Call the function at `address` (a Python int, or an i64 or pointer value)."""
+    def call_at(self, address: ir.Value, fnty: ir.FunctionType, args, name: str = ""):
+        """Call the function at `address` (an i64 or pointer value: code is data here)."""
         b = self.b
-        if isinstance(address, int):
-            address = i64(address)
         # every llvmlite value (a constant, an instruction, an argument) has a `type`; their base
         # class ir.Value doesn't declare it
         if isinstance(cast("ir.Constant | ir.NamedValue", address).type, ir.IntType):
