@@ -254,7 +254,7 @@ def _int_args(e: _Emitter, args: ir.Value, nargs: ir.Value, n: int, title: str) 
     OverflowError (the function returns NULL with the exception set), never a crash."""
     b = e.b
     bad_count, failed = e.block("bad_count"), e.block("failed")
-    e.check(b.icmp_signed("==", nargs, i64(n)), bad_count, "arg0")
+    go = e.check(b.icmp_signed("==", nargs, i64(n)), bad_count, "arg0")
     values = []
     for i in range(n):
         value = e.c_api("PyLong_AsLongLong", b.load(e.index(args, i)))
@@ -264,7 +264,7 @@ def _int_args(e: _Emitter, args: ir.Value, nargs: ir.Value, n: int, title: str) 
         e.at(maybe_error)
         b.cbranch(b.icmp_unsigned("==", e.c_api("PyErr_Occurred"), PTR(None)), nxt, failed)
         e.at(nxt)
-    go = b.block
+        go = nxt  # where the converted values are ready
     e.at(bad_count)
     message = e.c_string(f"{e.fn.name}.message", f"{title}() takes {n} int arguments")
     e.c_api("PyErr_SetString", e.py_object("TypeError"), message)
