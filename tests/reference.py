@@ -81,10 +81,10 @@ def threshold_backward(g, x, t):
 
 def swi_glu_grad_f64(g, x, dim=-1):
     """SwiGluGrad in float64 and the term sizes S_A, S_B of SPEC.md §4.4's error bound."""
-    x64 = np.asarray(x).astype(np.float64)
-    g64 = np.asarray(g).astype(np.float64)
-    a, b = np.split(x64, 2, axis=dim)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # (bfloat16 NaNs widen with numpy's "invalid value" warning)
+        x64 = np.asarray(x).astype(np.float64)
+        g64 = np.asarray(g).astype(np.float64)
+        a, b = np.split(x64, 2, axis=dim)
         s = 1.0 / (1.0 + np.exp(-a))
         out_a = g64 * b * (s + s * (1 - s) * a)
         out_b = g64 * s * a

@@ -34,7 +34,7 @@ from aclgen.runtime import constants as C
 from aclgen.runtime import scalar as scalars
 from aclgen.runtime import tensor as tensors
 from aclgen.runtime.errors import AclError, OperatorError, OperatorTypeError
-from aclgen.runtime.soc import on_settings_change
+from aclgen.runtime.soc import on_settings_change, settings
 
 # the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
 PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
@@ -51,10 +51,14 @@ def _names(op, names: Sequence[str] | None) -> list[str]:
 
 
 def _call_method(op, names: list[str]):
-    """`__call__(this, <inputs>, <scalars>, out=None)` with the operator's own parameters,
-    generated: the hot path (a replay of a recorded call) then packs no *args or **kwargs.
+    """`__call__(this, <inputs>, <scalars>, *, out=None)` with the operator's own parameters,
+    generated: the hot path (a replay of a recorded call) then packs no **kwargs. `out` is
+    keyword-only, as in torch: a third array passed to a two-input operator is an error naming
+    the API, not an output that overwrites it (`*extra` catches it; empty on every good call).
 
-        def __call__(this, grad_output, self, out=None):
+        def __call__(this, grad_output, self, *extra, out=None):
+            if extra:
+                this._extra(extra)
             if out.__class__ is ndarray:
                 done = this.replays.front(grad_output, self, out)
                 if done is not None:
@@ -86,7 +90,8 @@ def _call_method(op, names: list[str]):
             f"        _done = _r.front({args}, _r.front_empty())\n"
             f"        if _done is not None:\n"
             f"            return _done\n") if single else ""
-    source = (f"def __call__(this, {', '.join(params)}, out=None):\n{fast}"
+    source = (f"def __call__(this, {', '.join(params)}, *extra, out=None):\n"
+              f"    if extra:\n        this._extra(extra)\n{fast}"
               f"    return this._slow({tup(ins)}, {tup(scalars)}, out)\n")
     namespace = {"_ndarray": np.ndarray, **defaults}
     exec(compile(source, f"<aclgen operator {op.python_name}>", "exec"), namespace)
@@ -117,7 +122,7 @@ class Function:
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = [inspect.Parameter(n, kind) for n in names[: len(op.inputs)]]
         params += [inspect.Parameter(n, kind, default=s.default) for n, s in zip(names[len(op.inputs) :], op.scalars)]
-        params.append(inspect.Parameter("out", kind, default=None))
+        params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
         self.__signature__ = inspect.Signature(params)
         self._n_in = len(op.inputs)
         self._n = self._n_in + len(op.scalars)
@@ -142,6 +147,12 @@ class Function:
     def __repr__(self) -> str:
         return f"<operator {self.op.python_name}{self.__signature__}: {self.op.signature}>"
 
+    def _extra(self, extra: tuple) -> None:
+        """Positional arguments past the operator's own: refused, naming them."""
+        takes = ", ".join(p.name for p in self.__signature__.parameters.values() if p.name != "out")
+        raise OperatorTypeError(f"{self.op.api}: {self.op.python_name}() takes {self._n} positional arguments "
+                                f"({takes}), got {self._n + len(extra)}; `out` is keyword-only (out=...)")
+
     def _slow(self, inputs: tuple, params: tuple, out):
         """Past the front replay: the other recorded calls, then the full path."""
         done = self.replays.run(inputs, params, out)
@@ -162,10 +173,10 @@ class Function:
         would. (`aclgen tune` measures schedules of exactly this variant.)"""
         args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         op, n = self.op, self._n_in
-        ins = [_tensor(op.api, name, a) for name, a in zip(op.inputs, args[:n])]
-        values = [_scalar(s, v) for s, v in zip(op.scalars, args[n:])]
+        ins = [_tensor(op, name, a) for name, a in zip(op.inputs, args[:n])]
+        values = [_scalar(op, s, v) for s, v in zip(op.scalars, args[n:])]
         outs = self.empty_outputs(*args) if out is None else (list(out) if isinstance(out, (tuple, list)) else [out])
-        out_tensors = [_output(op.api, name, o)[1] for name, o in zip(op.outputs, outs)]
+        out_tensors = [_output(op, name, o)[1] for name, o in zip(op.outputs, outs)]
         try:
             executor = api.get_workspace_size(op, (*ins, *values, *out_tensors))
         except AclError as e:
@@ -176,8 +187,8 @@ class Function:
         """Uninitialized numpy outputs of the shapes and dtypes a call with `args` (inputs,
         then scalars) writes: what a call without `out` allocates."""
         args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
-        ins = [_tensor(self.op.api, name, a) for name, a in zip(self.op.inputs, args[: self._n_in])]
-        return [np.empty(dims, tensors.NUMPY_OF_CODE.get(code, np.float32)) for dims, code in self._infer(ins, args)]
+        ins = [_tensor(self.op, name, a) for name, a in zip(self.op.inputs, args[: self._n_in])]
+        return self._allocate(self._infer(ins, args))
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         try:
@@ -193,13 +204,13 @@ class Function:
     def _call(self, args: tuple, out):
         op = self.op
         n = self._n_in
-        ins = [_tensor(op.api, name, a) for name, a in zip(op.inputs, args[:n])]
-        values = [_scalar(s, v) for s, v in zip(op.scalars, args[n:])]
+        ins = [_tensor(op, name, a) for name, a in zip(op.inputs, args[:n])]
+        values = [_scalar(op, s, v) for s, v in zip(op.scalars, args[n:])]
         foreign = next((a for a in args[:n] if a is not None and not isinstance(a, np.ndarray)
                         and hasattr(a, "__dlpack__")), None)
         outs: list
         if out is None:
-            outs = [np.empty(d, tensors.NUMPY_OF_CODE.get(code, np.float32)) for d, code in self._infer(ins, args)]
+            outs = self._allocate(self._infer(ins, args))
         else:
             several = isinstance(out, (tuple, list)) and all(_is_array(o) for o in out)
             outs = list(out) if several else [out]
@@ -208,7 +219,7 @@ class Function:
                                         f"({', '.join(op.outputs)}), got {len(outs)}")
         targets, out_tensors = [], []
         for name, o in zip(op.outputs, outs):
-            target, t = _output(op.api, name, o)
+            target, t = _output(op, name, o)
             targets.append(target)
             out_tensors.append(t)
         try:
@@ -225,6 +236,18 @@ class Function:
             outs = [_as_library_of(foreign, o, t.dtype) for o, t in zip(outs, out_tensors)]
         return outs[0] if self._single else tuple(outs)
 
+    def _allocate(self, shapes: list[tuple[tuple[int, ...], int]]) -> list[np.ndarray]:
+        """New outputs of these (dims, aclDataType); one numpy cannot make (more dims than it
+        has) is the API's 161002, named."""
+        outs = []
+        for name, (dims, code) in zip(self.op.outputs, shapes):
+            try:
+                outs.append(np.empty(dims, tensors.NUMPY_OF_CODE.get(code, np.float32)))
+            except ValueError as exc:
+                raise OperatorError(f"{self.op.api}: {name} would have {len(dims)} dims, which numpy cannot "
+                                    f"allocate ({exc})") from None
+        return outs
+
     def _infer(self, ins: list, args: tuple) -> list[tuple[tuple[int, ...], int]]:
         """(dims, aclDataType) of each output a call without `out` allocates."""
         op = self.op
@@ -236,14 +259,13 @@ class Function:
             return [((), C.ACL_FLOAT)] * len(op.outputs)
         dims = present[0].view_dims
         if op.broadcast:
-            try:
-                dims = np.broadcast_shapes(*(t.view_dims for t in present))
-            except ValueError:
-                pass  # the API names the broadcast failure
+            dims = _broadcast([t.view_dims for t in present]) or dims  # (None: the API names the failure)
         code: int = present[0].dtype
         if op.promote is not None and len(present) == len(ins) and all(t.dtype in C.KERNEL_DTYPE for t in ins):
             code = C.CODE_OF_DTYPE.get(op.result_dtype(*(C.KERNEL_DTYPE[t.dtype].name for t in ins)), code)
-        return [(tuple(dims), code)] * len(op.outputs)
+        shapes = output_shapes(op, tuple(dims), dict(zip(op.inputs, ins)))
+        return [(shape, C.CODE_OF_DTYPE[d] if (d := op.tensor(name).dtype) else code)
+                for name, shape in zip(op.outputs, shapes)]
 
     def _record(self, executor, ins: list, args: tuple, outs: list) -> None:
         """Record a call that ran unstaged on numpy arrays, or had nothing to compute, for replays."""
@@ -265,6 +287,39 @@ class Function:
         self.replays.record(arrays, args[self._n_in :], outs, launch, env, (tpl, tpl.kernel, tpl.meta))
 
 
+def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """numpy's broadcast shape of `shapes`, or None; for any rank (np.broadcast_shapes stops at
+    32 dims, and what happens beyond the operator's own limit is the API's to report)."""
+    out = [1] * max(len(d) for d in shapes)
+    for dims in shapes:
+        for k, n in enumerate(dims, len(out) - len(dims)):
+            if n != 1:
+                if out[k] not in (1, n):
+                    return None
+                out[k] = n
+    return tuple(out)
+
+
+def output_shapes(op, dims: tuple[int, ...], ins: dict, attrs: tuple | None = None) -> list[tuple[int, ...]]:
+    """Each output's shape for an iteration space of `dims`: outputs the formula makes from
+    reductions have the reduced dims 1 (or the shape of the tensor they are declared like)."""
+    graph = op.graph_for(op.attr_samples if attrs is None else attrs)
+    if not graph.reductions():
+        return [dims] * len(op.outputs)
+    try:
+        axes = graph.axes(len(dims)) or ()
+    except ValueError:
+        return [dims] * len(op.outputs)  # the API names the bad axis
+    out = []
+    for name, row in zip(op.outputs, graph.row_results()):
+        like = op.tensor(name).like
+        if row and like and ins.get(like) is not None:
+            out.append(ins[like].view_dims)
+        else:
+            out.append(tuple(1 if row and k in axes else n for k, n in enumerate(dims)))
+    return out
+
+
 def _forget_replays() -> None:
     """The SoC profile changed: plans may differ, so no recorded call may replay."""
     native.clear_replays()
@@ -273,42 +328,101 @@ def _forget_replays() -> None:
 on_settings_change(_forget_replays)
 
 
-def _tensor(api_name: str, name: str, a):
-    """An input as an aclTensor (None stays None, for the API to report as nullptr)."""
+def _tensor(op, name: str, a):
+    """An input as an aclTensor (None stays None, for the API to report as nullptr). What cannot
+    be one, or would silently be something else, raises OperatorError naming the API and the
+    parameter: a masked array (its mask would be dropped), an array in the other byte order, a
+    torch tensor that requires grad, a string, and a Python number or list whose numpy dtype the
+    operator does not take (said as such: "a list becomes float64")."""
     if a is None:
         return None
+    api = op.api
+    if isinstance(a, np.ndarray):
+        _check_array(op, name, a)
+    elif hasattr(a, "__dlpack__"):
+        if getattr(a, "requires_grad", False):
+            raise OperatorError(f"{api}: {name} requires grad, and this call records no autograd graph: pass its "
+                                f".detach(), or call torch.ops.aclgen.{op.python_name} (differentiable when the "
+                                f"operator declares its backward)")
+        try:
+            return dlpack.from_dlpack(a)
+        except (TypeError, ValueError, RuntimeError, BufferError) as exc:
+            raise OperatorError(f"{api}: {name}: {exc}") from None
+    else:
+        a = _converted(op, name, a)
+    if not _representable(a):
+        a = np.ascontiguousarray(a)
     try:
-        if not isinstance(a, np.ndarray):
-            if hasattr(a, "__dlpack__"):
-                return dlpack.from_dlpack(a)
-            a = np.asarray(a)
-        if not _representable(a):
-            a = np.ascontiguousarray(a)
         return tensors.from_numpy(a)
-    except (TypeError, ValueError, RuntimeError, BufferError) as exc:
-        raise OperatorError(f"{api_name}: {name}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise OperatorError(f"{api}: {name}: {exc}") from None
 
 
-def _scalar(decl, value):
+def _check_array(op, name: str, a: np.ndarray) -> None:
+    """Refuse a numpy array whose elements an aclTensor would misread."""
+    if isinstance(a, np.ma.MaskedArray):
+        raise OperatorTypeError(f"{op.api}: {name} is a masked array, whose mask the operator would ignore: "
+                                f"pass its .filled(value), or its .data for every element")
+    if not a.dtype.isnative:
+        native = a.dtype.newbyteorder("=")
+        raise OperatorError(f"{op.api}: {name} is a {native.name} array in the other byte order ({a.dtype.str}): "
+                            f"pass it as .astype('{native.str}')")
+
+
+def _converted(op, name: str, a) -> np.ndarray:
+    """A Python number, list or other array-like as numpy makes it, when the operator takes the
+    dtype numpy gives it; else the OperatorError that says what became what."""
+    if isinstance(a, (str, bytes)):
+        raise OperatorTypeError(f"{op.api}: {name} must be an array, got the string {a!r}")
+    try:
+        array = np.asarray(a)
+    except (TypeError, ValueError) as exc:
+        raise OperatorTypeError(f"{op.api}: {name} must be an array, got a {type(a).__name__} ({exc})") from None
+    if array.dtype == object:
+        raise OperatorTypeError(f"{op.api}: {name} must be an array, got a {type(a).__name__} numpy cannot "
+                                f"convert to numbers")
+    s = settings()
+    accepted = [d.name for d in op.supported(s.soc)] if s.soc_error is None else []
+    if accepted and array.dtype.name not in accepted:
+        what = f"a Python {type(a).__name__}" if isinstance(a, (bool, int, float, complex)) else f"a {type(a).__name__}"
+        raise OperatorError(f"{op.api}: {name}: {what} becomes {array.dtype.name}; {op.name} takes "
+                            f"{', '.join(accepted)} (pass a numpy array of one of them)")
+    return array
+
+
+def _scalar(op, decl, value):
     """A scalar argument as the API takes it: an aclScalar (ACL_DOUBLE, read back as f32 like
-    CANN) for aclScalar parameters, the value itself for int attributes."""
+    CANN) for aclScalar parameters, the value itself for int attributes. One number: not a
+    string, not an array of several."""
     if decl.kind == "int" or value is None:
         return value
+    api = op.api
+    if isinstance(value, (str, bytes)):
+        raise OperatorTypeError(f"{api}: {decl.name} must be a number, got the string {value!r}")
+    size = getattr(value, "size", None)
+    if isinstance(size, int) and size != 1:
+        raise OperatorError(f"{api}: {decl.name} must be one number, got an array of {size} elements "
+                            f"(shape {tuple(value.shape)})")
     try:
-        return scalars.create(float(value), C.ACL_DOUBLE)
-    except (TypeError, ValueError, AclError) as exc:
-        raise OperatorError(f"scalar {decl.name} {value!r}: {exc}") from None
+        number = float(value)
+    except (TypeError, ValueError):
+        raise OperatorTypeError(f"{api}: {decl.name} must be a number, got {type(value).__name__}") from None
+    try:
+        return scalars.create(number, C.ACL_DOUBLE)
+    except AclError as exc:
+        raise OperatorError(f"{api}: {decl.name}: {exc.message}", exc.status) from None
 
 
-def _output(api_name: str, name: str, o):
+def _output(op, name: str, o):
     """(the array the kernel writes, its aclTensor): `o` itself, or a contiguous temporary when
     an aclTensor cannot describe `o` (negative strides), copied back after the call."""
     if isinstance(o, np.ndarray):
+        _check_array(op, name, o)
         target = o if _representable(o) else np.empty(o.shape, o.dtype)
-        return target, _tensor(api_name, name, target)
+        return target, _tensor(op, name, target)
     if _is_array(o):  # another library's tensor, through DLPack
-        return None, _tensor(api_name, name, o)
-    raise OperatorTypeError(f"{api_name}: {name} must be a numpy array or a DLPack tensor, got {type(o).__name__}")
+        return None, _tensor(op, name, o)
+    raise OperatorTypeError(f"{op.api}: {name} must be a numpy array or a DLPack tensor, got {type(o).__name__}")
 
 
 def _is_array(o) -> bool:
