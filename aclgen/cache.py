@@ -234,6 +234,7 @@ def key_material(formula: Callable, name: str, variant: Variant, params: Sequenc
         "rank": variant.rank,
         "layouts": list(variant.layouts),
         "attrs": repr(variant.attrs),
+        "reduced": variant.reduced,
         "params": [[p.name, p.kind, p.type_name(variant.inputs[0])] for p in params],
         "options": asdict(options),
         "target": host().key,

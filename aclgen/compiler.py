@@ -59,7 +59,7 @@ def build_module(
     ]
     ptypes = tuple(p.ir_type(variant.inputs[0]) for p in params)
     graph = trace_variant(formula, variant, params, names)
-    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names)
+    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names, variant.reduced)
     return ModuleOp([kernel]), graph.listing, ptypes
 
 

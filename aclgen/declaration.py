@@ -144,7 +144,8 @@ class Attr:
     def value(self, v) -> Any:
         """`v` as this attribute's normalized Python value (hashable: arrays become tuples);
         AttrError says what is wrong."""
-        k = self.kind
+        k = AttrKind(self.kind)
+        text, c_type = k.value, k.c_type
         if k is AttrKind.BOOL:
             if isinstance(v, (bool, np.bool_)):
                 return bool(v)
@@ -162,13 +163,13 @@ class Attr:
                     raise AttrError(f"{v!r} is not one of {list(self.choices)}")
                 return v
         elif isinstance(v, (list, tuple, np.ndarray)):
-            item = Attr(self.name, k.value.removesuffix("[]").replace("float", "double"))
+            item = Attr(self.name, text.removesuffix("[]").replace("float", "double"))
             try:
                 return tuple(item.value(x) for x in np.asarray(v).tolist()) if isinstance(v, np.ndarray) \
                     else tuple(item.value(x) for x in v)
             except AttrError:
                 pass
-        raise AttrError(f"must be {'an ' if k.value[0] in 'i' else 'a '}{k.value} ({k.c_type}), got {v!r}")
+        raise AttrError(f"must be {'an ' if text[0] in 'i' else 'a '}{text} ({c_type}), got {v!r}")
 
     @property
     def sample(self):
@@ -324,16 +325,29 @@ class Operator:
         """The kernel's arguments (also the formula's tensors and parameters, in its order)."""
         return (*self.kernel_inputs, *(p.name for p in self.params), *self.kernel_outputs)
 
+    def graph_for(self, attrs: tuple) -> Graph:
+        """The formula traced with these attribute values (what their variants compute)."""
+        if attrs == self.attr_samples:
+            return self.graph
+        graphs = self.__dict__.setdefault("_graphs", {})
+        g = graphs.get(attrs)
+        if g is None:
+            g = graphs[attrs] = self._trace(attrs)
+        return g
+
     @cached_property
     def graph(self) -> Graph:
         """The formula traced with the operator's first dtype (its kernels are traced again per
         variant): `declare` takes it at once, so a formula the language cannot express fails
         where it is declared, naming its line."""
+        return self._trace(self.attr_samples)
+
+    def _trace(self, attrs: tuple) -> Graph:
         first = next(iter(self.all_dtypes()), dt.float32)
         types = [first.name] * len(self.kernel_inputs) + [p.graph_type(first) for p in self.params]
         kinds = ["input"] * len(self.kernel_inputs) + ["param"] * len(self.params)
         n = len(types)
-        sig = Signature(self.kernel_arg_names[:n], types, len(self.kernel_outputs), kinds, self.attr_samples)
+        sig = Signature(self.kernel_arg_names[:n], types, len(self.kernel_outputs), kinds, attrs)
         return trace(self.formula, sig)
 
     @cached_property

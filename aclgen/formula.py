@@ -23,10 +23,8 @@ import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-import numpy as np
-
 from aclgen import dtypes as dt
-from aclgen.declaration import declare
+from aclgen.declaration import Tensor, declare
 from aclgen.frontend.dsl import FormulaError
 from aclgen.frontend.tracer import Signature, trace
 from aclgen.kernel import Options
@@ -101,32 +99,15 @@ def compile(
         _camel(python_name),
         _reordered(fn, args, tensors, list(params)),
         inputs=tensors,
-        outputs=outs,
+        outputs=[Tensor(o, dtype=d.name) for o, d in zip(outs, out_d)],
         scalars=params,
         dtypes=sorted({d.name for d in (*in_dtypes, *out_d)}),
         max_rank=None,
         check=_exact_dtypes(in_dtypes, out_d),
-        result=_results(out_d),
         options=Options.from_knobs(**options),
         python_name=python_name,
     )
     return Function(op, names=[*tensors, *params], dtypes=in_dtypes)
-
-
-def _results(out_dtypes):
-    """The outputs a call without `out` allocates: the inputs' broadcast shape, `out_dtypes`."""
-    codes = [C.CODE_OF_DTYPE[d.name] for d in out_dtypes]
-
-    def result(ins, attrs) -> list[tuple[tuple[int, ...], int]]:
-        shape: tuple[int, ...] = ()
-        if None not in ins:
-            try:
-                shape = tuple(np.broadcast_shapes(*(t.view_dims for t in ins)))
-            except ValueError:
-                shape = ins[0].view_dims  # the check names the failure
-        return [(shape, c) for c in codes]
-
-    return result
 
 
 def _camel(name: str) -> str:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 PIPELINE = (
     "legalize-dtypes",
     "tile-elementwise",
+    "tile-rows",
     "vectorize-elementwise",
     "expand-math",
     "cse",
@@ -106,6 +107,7 @@ class Variant:
     rank: int
     layouts: tuple[str, ...]  # per operand: inputs then outputs
     attrs: tuple = ()  # the operator's attribute values (compile-time constants of the formula)
+    reduced: int = 0  # the trailing dims the formula's reductions reduce (0: an elementwise kernel)
 
     def __post_init__(self):
         if len(self.layouts) != len(self.inputs) + len(self.outputs):
@@ -115,10 +117,11 @@ class Variant:
     def tag(self) -> str:
         ts = "_".join(d.short for d in (*self.inputs, *self.outputs))
         ls = "".join(x[0] for x in self.layouts)
+        shape = f"r{self.rank}" + (f"x{self.reduced}" if self.reduced else "")
         if not self.attrs:
-            return f"{ts}_r{self.rank}_{ls}"
+            return f"{ts}_{shape}_{ls}"
         digest = hashlib.sha256(repr(self.attrs).encode()).hexdigest()[:8]
-        return f"{ts}_r{self.rank}_{ls}_a{digest}"
+        return f"{ts}_{shape}_{ls}_a{digest}"
 
 
 class StageTexts(Mapping):

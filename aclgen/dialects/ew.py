@@ -161,6 +161,7 @@ class KernelOp(IRDLOperation):
     outputs = prop_def(ArrayAttr[ViewType])
     params = prop_def(ArrayAttr[Attribute])
     arg_names = prop_def(ArrayAttr[StringAttr])
+    reduced = prop_def(IntAttr, default_value=IntAttr(0))  # trailing dims the `ew.reduce`s reduce
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -173,6 +174,7 @@ class KernelOp(IRDLOperation):
         params: Sequence[Attribute],
         arg_names: Sequence[str],
         body: Region,
+        reduced: int = 0,
     ):
         super().__init__(
             properties={
@@ -181,6 +183,7 @@ class KernelOp(IRDLOperation):
                 "outputs": ArrayAttr(outputs),
                 "params": ArrayAttr(params),
                 "arg_names": ArrayAttr([StringAttr(n) for n in arg_names]),
+                "reduced": IntAttr(reduced),
             },
             regions=[body],
         )
@@ -200,9 +203,15 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"ew.kernel block arguments ({_types(got)}) do not match its signature ({_types(want)})"
             )
+        reduced = self.reduced.data
         for v in self.outputs.data:
-            if v.layout.data == "broadcast":
+            if v.layout.data == "broadcast" and not reduced:
                 raise VerifyException(f"ew.kernel output {v} cannot be a broadcast (stride-0) view")
+        if not 0 <= reduced <= (self.inputs.data or self.outputs.data)[0].rank.data:
+            raise VerifyException(f"ew.kernel reduces {reduced} dims of views of rank "
+                                  f"{(self.inputs.data or self.outputs.data)[0].rank.data}")
+        if not reduced and any(isinstance(o, ReduceOp) for o in self.block.ops):
+            raise VerifyException("ew.reduce in an ew.kernel that reduces no dims")
         if len(self.arg_names.data) != len(self.inputs.data) + len(self.params.data) + len(self.outputs.data):
             raise VerifyException("ew.kernel needs one name per input, param and output")
         ranks = {v.rank.data for v in (*self.inputs.data, *self.outputs.data)}
@@ -503,6 +512,39 @@ class ConvertOp(IRDLOperation):
                 raise VerifyException(f"ew.convert cannot convert {v.type}")
 
 
+# ----------------------------------------------------------------------------- reductions
+
+REDUCTION_KINDS = ("sum", "mean", "amax", "amin")
+
+
+@irdl_op_definition
+class ReduceOp(IRDLOperation):
+    """The `kind` (sum, mean, amax, amin) of `input` over the kernel's reduced dims (its views'
+    trailing `reduced` dims): one f32 value per row, the same at every element of the row. Sums
+    are accumulated in f32 in an order that depends on the row's shape alone (aclgen/passes/
+    tile_rows.py); amax and amin propagate NaN.
+
+        %s = ew.reduce "sum" %e : f32 -> f32
+    """
+
+    name = "ew.reduce"
+    kind = prop_def(StringAttr)
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$kind $input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: str, input: SSAValue | Operation):
+        v = SSAValue.get(input)
+        super().__init__(operands=[v], properties={"kind": StringAttr(kind)}, result_types=[like(v.type, f32)])
+
+    def verify_(self) -> None:
+        if self.kind.data not in REDUCTION_KINDS:
+            raise VerifyException(f"ew.reduce kind must be one of {REDUCTION_KINDS}, got {self.kind.data!r}")
+        if lanes(self.input.type) is not None or self.result.type != f32:
+            raise VerifyException("ew.reduce takes an element of the kernel's body and gives an f32")
+
+
 # ----------------------------------------------------------------------------- formula functions
 
 
@@ -575,6 +617,7 @@ EW = Dialect(
         NotOp,
         SelectOp,
         ConvertOp,
+        ReduceOp,
         *FUNCTION_OPS.values(),
     ],
     [ViewType],

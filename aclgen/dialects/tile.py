@@ -23,7 +23,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import BFloat16Type, IntAttr, IntegerAttr, StringAttr, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseArrayBase,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    UnitAttr,
+    VectorType,
+    f32,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -31,6 +45,7 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
@@ -133,6 +148,9 @@ class LoadOp(_Access):
     columns as a vector (a plain vector load when `layout = contiguous`, a gather of strided
     elements, or one element splatted when `layout = broadcast`).
 
+    With `mask` (a prefix of lanes, `tile.prefix`), only those lanes are read (a row's tail:
+    nothing past it is touched) and the others are `fill`.
+
     `deinterleaved` (contiguous bf16 vectors) orders the lanes even columns first: lane j holds
     column `col + 2j` for j < W/2 and `col + 2(j - W/2) + 1` after. A loop whose loads and
     stores are all deinterleaved computes what it would without (its body is lane-wise), and
@@ -145,23 +163,33 @@ class LoadOp(_Access):
     row = operand_def(PTR)
     col = operand_def(i64)
     stride = operand_def(i64)
+    mask = opt_operand_def()
     layout = prop_def(StringAttr)
     elem = prop_def(Attribute)
     deinterleaved = opt_prop_def(UnitAttr)
+    fill = opt_prop_def(FloatAttr)
     result = result_def()
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$row `[` $col `]` `stride` $stride $layout attr-dict `:` $elem `->` type($result)"
+    assembly_format = ("$row `[` $col `]` `stride` $stride (`mask` $mask^ `:` type($mask))? $layout attr-dict "
+                       "`:` $elem `->` type($result)")
 
     def __init__(self, row, col, stride, layout: str, elem: Attribute, result_type: Attribute | None = None,
-                 deinterleaved: bool = False):
+                 deinterleaved: bool = False, mask: SSAValue | None = None, fill: float | None = None):
+        props: dict[str, Attribute] = {"layout": StringAttr(layout), "elem": elem, **self._flags(deinterleaved)}
+        if fill is not None:
+            props["fill"] = FloatAttr(fill, f32)
         super().__init__(
-            operands=[row, col, stride],
-            properties={"layout": StringAttr(layout), "elem": elem, **self._flags(deinterleaved)},
+            operands=[row, col, stride, [mask] if mask is not None else []],
+            properties=props,
             result_types=[result_type or elem],
         )
 
     def verify_(self) -> None:
         self._check(self.result.type)
+        if (self.mask is None) != (self.fill is None):
+            raise VerifyException("tile.load with a mask needs a fill for the lanes it does not read")
+        if self.mask is not None and lanes(self.mask.type) != lanes(self.result.type):
+            raise VerifyException("tile.load's mask has a lane per lane of the vector it loads")
 
 
 @irdl_op_definition
@@ -271,4 +299,102 @@ class SplatOp(IRDLOperation):
             raise VerifyException(f"tile.splat makes a vector of {self.input.type}, not {self.result.type}")
 
 
-TILE = Dialect("tile", [ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp], [])
+@irdl_op_definition
+class PrefixOp(IRDLOperation):
+    """The mask of the first `count` lanes of `lanes` (all of them when count >= lanes).
+
+        %m = tile.prefix %count : i64 -> vector<32xi1>
+    """
+
+    name = "tile.prefix"
+    count = operand_def(i64)
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$count attr-dict `:` type($count) `->` type($result)"
+
+    def __init__(self, count: SSAValue | Operation, n: int):
+        super().__init__(operands=[count], result_types=[VectorType(i1, [n])])
+
+
+@irdl_op_definition
+class ShuffleOp(IRDLOperation):
+    """Lanes `lanes` of a vector, as a narrower vector (the horizontal steps of a reduction).
+
+        %hi = tile.shuffle %acc [16, 17, ..., 31] : vector<32xf32> -> vector<16xf32>
+    """
+
+    name = "tile.shuffle"
+    input = operand_def()
+    lanes = prop_def(DenseArrayBase[IntegerType])
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue | Operation, picked: list[int]):
+        v = SSAValue.get(input)
+        super().__init__(operands=[v], properties={"lanes": DenseArrayBase.from_list(i32, picked)},
+                         result_types=[VectorType(element(v.type), [len(picked)])])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(f" [{', '.join(str(k) for k in self.lanes.get_values())}] : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShuffleOp:
+        unresolved = parser.parse_unresolved_operand()
+        picked = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        parser.parse_punctuation("->")
+        parser.parse_type()
+        return cls(parser.resolve_operand(unresolved, t), picked)
+
+    def verify_(self) -> None:
+        n = lanes(self.input.type)
+        picked = self.lanes.get_values()
+        if n is None or not all(0 <= k < n for k in picked) or lanes(self.result.type) != len(picked):
+            raise VerifyException("tile.shuffle picks lanes of a vector into a vector of as many lanes")
+
+
+@irdl_op_definition
+class ExtractOp(IRDLOperation):
+    """Lane `lane` of a vector, as a scalar.
+
+        %s = tile.extract %v[0] : vector<1xf32> -> f32
+    """
+
+    name = "tile.extract"
+    input = operand_def()
+    lane = prop_def(IntAttr)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue | Operation, lane: int = 0):
+        v = SSAValue.get(input)
+        super().__init__(operands=[v], properties={"lane": IntAttr(lane)}, result_types=[element(v.type)])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.input)
+        printer.print_string(f"[{self.lane.data}] : ")
+        printer.print_attribute(self.input.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExtractOp:
+        unresolved = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        lane = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation("]")
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        parser.parse_punctuation("->")
+        parser.parse_type()
+        return cls(parser.resolve_operand(unresolved, t), lane)
+
+
+TILE = Dialect("tile", [ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, ShuffleOp, ExtractOp], [])

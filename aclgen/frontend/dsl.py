@@ -170,8 +170,26 @@ def clamp(x, lo=None, hi=None):
     return y if hi is None else CALLS["minimum"](y, hi)
 
 
+REDUCTIONS = ("sum", "mean", "amax", "amin")
+
+
+def _reduction(kind: str) -> Callable:
+    def reduce(x, axis):
+        return _traced(x).reduction(kind, x, axis)
+
+    reduce.__name__ = reduce.__qualname__ = kind
+    reduce.__module__ = __name__
+    reduce.__doc__ = (
+        f"{kind}(x, axis): the {kind} of x over `axis` (an int or a tuple of ints, negative from the end, "
+        "known when the kernel is compiled), accumulated in f32 in an order fixed by the shape alone; the "
+        "result keeps the reduced axes (size 1) and broadcasts back. amax/amin propagate NaN; an empty axis "
+        "gives sum 0, mean NaN, amax -inf, amin +inf.")
+    return reduce
+
+
 #: The language's names other than the functions of `FUNCTIONS` (the core of `aclgen.__all__`).
 CORE = {
+    **{kind: _reduction(kind) for kind in REDUCTIONS},
     "clamp": clamp,
     "f32": f32_const,
     "select": select,

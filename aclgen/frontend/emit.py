@@ -33,8 +33,9 @@ def _constant(value, t: Attribute) -> ew.ConstantOp:
 
 
 def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Sequence[Attribute],
-           outputs: Sequence[ew.ViewType], arg_names: Sequence[str]) -> ew.KernelOp:
-    """The `ew.kernel` of `graph` for these views and parameter types."""
+           outputs: Sequence[ew.ViewType], arg_names: Sequence[str], reduced: int = 0) -> ew.KernelOp:
+    """The `ew.kernel` of `graph` for these views and parameter types; its reductions reduce the
+    views' trailing `reduced` dims."""
     block = Block(arg_types=ew.KernelOp.block_types(inputs, params))
     values: dict[Node, SSAValue] = {}
     for node, arg, n in zip(graph.args, block.args, arg_names):
@@ -45,7 +46,7 @@ def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Seque
         block.add_op(op)
         values[node] = op.results[0]
     block.add_op(ew.YieldOp(*[values[r] for r in graph.results]))
-    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block))
+    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block), reduced)
     k.verify()
     return k
 
@@ -60,6 +61,8 @@ def _op(node: Node, args: list[SSAValue]):
             return ew.SelectOp(args[0], args[1], args[2])
         case "neg":
             return ew.NegOp(args[0])
+        case "reduce":
+            return ew.ReduceOp(node.attr[0], args[0])  # type: ignore[index]
         case "not":
             return ew.NotOp(args[0])
         case op if op in _BINARY:

@@ -47,9 +47,9 @@ class Node:
     """One traced operation (or an argument or constant) of a formula.
 
     `op`: "input", "param", "const", "add", "sub", "mul", "div", "neg", "cmp", "select", "and",
-    "or", "not", or a function of aclgen.frontend.dsl.FUNCTIONS by name. `type`: the element
-    type, a dtype name or MASK. `attr`: the argument's index, the constant's value or the
-    compare's predicate."""
+    "or", "not", "reduce", or a function of aclgen.frontend.dsl.FUNCTIONS by name. `type`: the
+    element type, a dtype name or MASK. `attr`: the argument's index, the constant's value, the
+    compare's predicate or the reduction's (kind, axes)."""
 
     op: str
     args: tuple[Node, ...]
@@ -63,6 +63,12 @@ class Node:
     def function(self) -> Function | None:
         return FUNCTIONS.get(self.op)
 
+    @property
+    def axes(self) -> tuple[int, ...]:
+        """A reduction's axes as written (negative from the end)."""
+        assert self.op == "reduce"
+        return self.attr[1]  # type: ignore[index]
+
 
 @dataclass
 class Graph:
@@ -73,6 +79,34 @@ class Graph:
     nodes: list[Node]
     results: list[Node]
     listing: str
+
+    def reductions(self) -> list[Node]:
+        return [n for n in self.nodes if n.op == "reduce"]
+
+    def row_results(self) -> list[bool]:
+        """Per result: whether it is the same along a reduced row (a reduction, or made from
+        reductions, parameters and constants only): such an output has the reduced shape."""
+        uniform: set[Node] = {a for a in self.args if a.op == "param"}
+        for n in self.nodes:
+            if n.op in ("const", "reduce") or (n.args and all(a in uniform for a in n.args)):
+                uniform.add(n)
+        return [r in uniform for r in self.results] if self.reductions() else [False] * len(self.results)
+
+    def axes(self, rank: int) -> tuple[int, ...] | None:
+        """The dims (in [0, rank)) that the formula's reductions reduce, for an iteration space
+        of `rank` dims; None when it has none. ValueError when an axis is outside the space, or
+        when two reductions reduce different dims (one kernel reduces one set of dims)."""
+        found: set[tuple[int, ...]] = set()
+        for n in self.reductions():
+            dims = []
+            for a in n.axes:
+                if not -rank <= a < rank:
+                    raise ValueError(f"axis {a} is outside [{-rank}, {rank - 1}] for {rank} dims")
+                dims.append(a % rank)
+            found.add(tuple(sorted(dims)))
+        if len(found) > 1:
+            raise ValueError(f"the formula reduces different dims {sorted(found)}; one kernel reduces one set")
+        return found.pop() if found else None
 
     def constants(self) -> list[float]:
         """The float constants the formula compares with (the boundaries worth testing)."""
@@ -363,6 +397,23 @@ def power(x, y) -> Value:
         if y == 0.5:
             return _call("sqrt", x)
     return _call("pow", x, y)
+
+
+def reduction(kind: str, x, axis) -> Value:
+    """`kind` (sum, mean, amax, amin) of `x` over `axis`: a value per reduced slice, which
+    broadcasts back over it (the reduced axes are kept)."""
+    t = _tracer_of(x)
+    v = _float_operand(_lift(x, None, t), t, f"aclgen.{kind}")
+    given = [axis] if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) else axis
+    if isinstance(given, Value) or not isinstance(given, (tuple, list)) or not given \
+            or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in given):
+        raise t.error(f"aclgen.{kind}: axis must be an int or a tuple of ints known when the kernel is compiled "
+                      f"(a constant or an attribute), got {axis!r}")
+    axes: tuple[int, ...] = tuple(int(a) for a in given)
+    if len(set(axes)) != len(axes):
+        raise t.error(f"aclgen.{kind}: axis {axes} names a dim twice")
+    shown = axes[0] if len(axes) == 1 else axes
+    return t.emit("reduce", (v.node,), F32, (kind, axes), f"{kind}({v.node.name}, axis={shown})")
 
 
 def select(cond, a, b) -> Value:

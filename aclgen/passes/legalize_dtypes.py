@@ -56,7 +56,7 @@ def _is_int(t: Attribute) -> bool:
 
 def legalize_op(op: Operation, outputs: list[Attribute]) -> None:
     match op:
-        case ew.BinaryOp() | ew.UnaryOp() | ew.FunctionOp():
+        case ew.BinaryOp() | ew.UnaryOp() | ew.FunctionOp() | ew.ReduceOp():
             for i in range(len(op.operands)):
                 _convert_operand(op, i, f32)
         case ew.CmpOp():
@@ -81,7 +81,7 @@ def legalize_op(op: Operation, outputs: list[Attribute]) -> None:
 
 def _is_legal(op: Operation) -> bool:
     match op:
-        case ew.BinaryOp() | ew.UnaryOp() | ew.FunctionOp():
+        case ew.BinaryOp() | ew.UnaryOp() | ew.FunctionOp() | ew.ReduceOp():
             return all(ew.element(v.type) == f32 for v in op.operands)
         case ew.CmpOp() | ew.SelectOp():
             return op.operands[-1].type == op.operands[-2].type

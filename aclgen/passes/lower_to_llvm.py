@@ -46,6 +46,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float16Type,
     Float32Type,
@@ -391,7 +392,9 @@ class LowerLoad(Lowering):
         rt = op.result.type
         t, elem, align = memory_type(rt), memory_type(op.elem), _itemsize(op.elem)
         n = lanes(t)
-        if op.deinterleaved is not None:
+        if op.mask is not None:
+            value = self.masked(b, op)
+        elif op.deinterleaved is not None:
             value = self.deinterleaved(b, op)
         elif n is None or op.layout.data == "contiguous":
             value = from_memory(b, b(llvm.LoadOp(_ptr(b, op), t, alignment=align)), rt)
@@ -405,6 +408,30 @@ class LowerLoad(Lowering):
                 x = b(llvm.InsertElementOp(x, lane, b.llvm(i, i32)))
             value = from_memory(b, x, rt)
         rewriter.replace(op, [], [value])
+
+    @staticmethod
+    def masked(b: Builder, op: tile.LoadOp) -> SSAValue:
+        """Only the mask's lanes read (a row's tail), `fill` in the others. Contiguous: LLVM's
+        masked load; otherwise each lane reads at its column where the mask holds and at `col`
+        (the first, always present) where it does not, and the fill is selected in."""
+        rt = op.result.type
+        t, elem, align = memory_type(rt), memory_type(op.elem), _itemsize(op.elem)
+        n = lanes(t)
+        assert n is not None and op.mask is not None and op.fill is not None
+        fill = _memory_constant(op.fill.value.data, element(op.elem))
+        if op.layout.data == "contiguous":
+            suffix = f"v{n}{_suffix(elem).removeprefix('v')}"
+            x = b(llvm.CallIntrinsicOp(f"llvm.masked.load.{suffix}.p0",
+                                       [_ptr(b, op), b.llvm(align, i32), op.mask, b.llvm(fill, t)], [t]))
+            return from_memory(b, x, rt)
+        x = b(llvm.UndefOp(t))
+        for i in range(n):
+            there = b(llvmx.ExtractElementOp(op.mask, b.llvm(i, i64), IntegerType(1)))
+            col = b(llvm.SelectOp(there, b(llvm.AddOp(op.col, b.llvm(i, i64))), op.col))
+            index = col if op.layout.data == "broadcast" else b(llvm.MulOp(col, op.stride))
+            lane = b(llvm.LoadOp(_gep(b, op.row, index, elem), elem, alignment=align))
+            x = b(llvm.InsertElementOp(x, lane, b.llvm(i, i32)))
+        return from_memory(b, b(llvmx.SelectOp(op.mask, x, b.llvm(fill, t))), rt)
 
     @staticmethod
     def deinterleaved(b: Builder, op: tile.LoadOp) -> SSAValue:
@@ -449,6 +476,34 @@ class LowerStore(Lowering):
         odd = shuffle(b, value, value, list(range(half, n)), words)
         low = b(llvm.LShrOp(even, b.llvm(16, words)))
         return b(llvm.OrOp(low, b(llvm.AndOp(odd, b.llvm(HIGH_HALF, words)))))
+
+
+def _memory_constant(value: float, elem: Attribute) -> float | int:
+    """`value` as an element of type `elem` in memory: bf16 as its 16 bits, integers as ints."""
+    if isinstance(elem, BFloat16Type):
+        bits = int(dtypes.bfloat16.np_dtype.type(value).view("uint16"))
+        return bits - 0x10000 if bits >= 0x8000 else bits
+    return int(value) if isinstance(elem, IntegerType) else value
+
+
+class LowerLanes(Lowering):
+    """`tile.prefix`, `tile.shuffle` and `tile.extract`: a lane mask, and picking lanes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tile.PrefixOp | tile.ShuffleOp | tile.ExtractOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        if isinstance(op, tile.PrefixOp):
+            n = lanes(op.result.type)
+            assert n is not None
+            t = VectorType(i64, [n])
+            index = b(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, list(range(n))), t))
+            rewriter.replace(op, llvm.ICmpOp(index, splat(b, op.count, t), _icmp("ult")))
+        elif isinstance(op, tile.ShuffleOp):
+            rt = llvm_type(op.result.type)
+            rewriter.replace(op, [], [shuffle(b, op.input, op.input, list(op.lanes.get_values()), rt)])
+        else:
+            rewriter.replace(op, llvmx.ExtractElementOp(op.input, b.llvm(op.lane.data, i64),
+                                                        llvm_type(op.result.type)))
 
 
 class LowerAlignOffset(Lowering):
@@ -497,7 +552,7 @@ def _has_nontemporal(ret: func.ReturnOp) -> bool:
 def patterns(facts: dict, x86: bool) -> list[RewritePattern]:
     return [LowerConstant(facts), LowerBinary(facts), LowerUnary(facts), LowerFunction(facts), LowerMath(facts),
             LowerCompare(facts), LowerSelect(facts), LowerConvert(facts), LowerParam(facts), LowerLoad(facts),
-            LowerStore(facts), LowerAlignOffset(facts), LowerControl(facts, x86)]
+            LowerStore(facts), LowerAlignOffset(facts), LowerLanes(facts), LowerControl(facts, x86)]
 
 
 class _Refuse(RewritePattern):

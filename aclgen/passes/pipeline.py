@@ -2,7 +2,7 @@
 aclgen.kernel.PIPELINE (the one statement of the order, light so that cache hits can name the
 stages) with each pass's options:
 
-    legalize-dtypes -> tile-elementwise -> vectorize-elementwise -> expand-math
+    legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> expand-math
       -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
 
 Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma` and
@@ -34,6 +34,7 @@ from aclgen.passes.expand_math import ExpandMathPass
 from aclgen.passes.legalize_dtypes import LegalizeDtypesPass
 from aclgen.passes.lower_to_llvm import LowerToLLVMPass
 from aclgen.passes.tile_elementwise import TileElementwisePass
+from aclgen.passes.tile_rows import TileRowsPass
 from aclgen.passes.vectorize_elementwise import VectorizeElementwisePass
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
@@ -41,6 +42,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     for p in (
         LegalizeDtypesPass,
         TileElementwisePass,
+        TileRowsPass,
         VectorizeElementwisePass,
         ExpandMathPass,
         LowerToLLVMPass,

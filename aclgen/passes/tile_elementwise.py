@@ -53,26 +53,25 @@ def _for(e: Builder, lb: SSAValue, ub: SSAValue, step: SSAValue, marker: str) ->
     return body, body.args[0]
 
 
-def _row_pointers(re: Builder, row: SSAValue, dims, strides, bases, views) -> list[SSAValue]:
-    """Each operand's pointer to the start of `row` (rank >= 2): the row's outer multi-index,
-    innermost-but-one dim first, dotted with the operand's outer strides."""
-    rank = len(dims)
-    index: list[SSAValue] = []
-    rest = row
-    for k in range(rank - 2, -1, -1):
-        index.append(re(arith.RemSIOp(rest, dims[k])) if k > 0 else rest)
+def offsets_of(b: Builder, index: SSAValue, dims, strides, bases, views) -> list[SSAValue]:
+    """Each operand's pointer at point `index` of the row-major space `dims`: the multi-index
+    of `index` over `dims` dotted with the operand's `strides` (one per dim), past its base."""
+    index_k: list[SSAValue] = []
+    rest = index
+    for k in range(len(dims) - 1, -1, -1):
+        index_k.append(b(arith.RemSIOp(rest, dims[k])) if k > 0 else rest)
         if k > 0:
-            rest = re(arith.DivSIOp(rest, dims[k]))
-    index.reverse()  # index[k] for k in 0..rank-2
-    rows = []
-    for o, (base, view) in enumerate(zip(bases, views)):
+            rest = b(arith.DivSIOp(rest, dims[k]))
+    index_k.reverse()
+    out = []
+    for base, stride, view in zip(bases, strides, views):
         off = None
-        for k in range(rank - 1):
-            term = re(arith.MuliOp(index[k], strides[o][k]))
-            off = term if off is None else re(arith.AddiOp(off, term))
-        assert off is not None  # rank >= 2: at least one term
-        rows.append(re(tile.OffsetOp(base, off, view.element_type)))
-    return rows
+        for k in range(len(dims)):
+            term = b(arith.MuliOp(index_k[k], stride[k]))
+            off = term if off is None else b(arith.AddiOp(off, term))
+        assert off is not None  # at least one dim
+        out.append(b(tile.OffsetOp(base, off, view.element_type)))
+    return out
 
 
 def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
@@ -115,7 +114,7 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
         rstart = re(arith.MuliOp(row, inner))
         c0 = re(arith.SubiOp(re(arith.MaxSIOp(t0, rstart)), rstart))
         c1 = re(arith.SubiOp(re(arith.MinSIOp(t1, re(arith.AddiOp(rstart, inner)))), rstart))
-        rows = _row_pointers(re, row, dims, strides, bases, views)
+        rows = offsets_of(re, row, dims[:-1], [s[:-1] for s in strides], bases, views)
 
     # column loop: the formula, element by element
     cb, col = _for(re, c0, c1, one, "tile.inner")
@@ -156,7 +155,7 @@ class TileElementwisePass(ModulePass):
         if self.tile_size < 1:
             raise ValueError(f"in pass {self.name}: tile_size must be >= 1")
         for kernel in list(op.walk()):
-            if isinstance(kernel, ew.KernelOp):
+            if isinstance(kernel, ew.KernelOp) and not kernel.reduced.data:  # reductions: tile-rows
                 f = tile_kernel(kernel, self.tile_size)
                 kernel.parent_block().insert_op_before(f, kernel)  # type: ignore[union-attr]
                 op.body.block.erase_op(kernel)

@@ -50,7 +50,7 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("api", "attrs", "op", "shape", "values")
+    __slots__ = ("api", "attrs", "axes", "op", "shape", "values")
 
     def __init__(self, op, args):
         self.op = op
@@ -58,6 +58,12 @@ class Call:
         self.values: dict = dict(zip(op.arg_names, args))
         self.shape: tuple[int, ...] | None = None  # what the outputs span; set by the check
         self.attrs: dict[str, int] = {}
+        self.axes: tuple[int, ...] | None = None  # the dims of `shape` the formula reduces; set with it
+
+    @property
+    def attr_values(self) -> tuple:
+        """The attributes' values, normalized (the kernel variant's), in declaration order."""
+        return tuple(self.attrs.get(a.name, a.sample) for a in self.op.attrs)
 
     def error(self, status: int, message: str) -> AclError:
         """An AclError whose message names this call's API first."""
@@ -188,13 +194,35 @@ class Call:
         return shape
 
     def out_shape(self, shape: tuple[int, ...], *names: str) -> None:
-        """Each named output (default: every output) has exactly `shape`, the iteration shape."""
+        """Each named output (default: every output) has exactly `shape`, the iteration shape —
+        or, for an output the formula makes from reductions, `shape` with the reduced dims 1
+        (another tensor's shape where it is declared `like` it)."""
+        reduced = self.reductions(shape)
         for name, t in self.tensors(names or self.op.outputs):
-            if t.view_dims != shape:
-                want = ("the broadcast shape" if self.op.broadcast
-                        else f"{self.op.inputs[0]} shape")
-                raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must equal {want} {fmt_dims(shape)}")
+            want, what = shape, ("the broadcast shape" if self.op.broadcast else f"{self.op.inputs[0]} shape")
+            if name in reduced:
+                like = self.op.tensor(name).like
+                want = self.tensor(like).view_dims if like else reduced[name]
+                what = f"{like} shape" if like else "the reduced shape"
+            if t.view_dims != want:
+                raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must equal {what} {fmt_dims(want)}")
         self.shape = shape
+
+    def reductions(self, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+        """Sets `axes` (the dims of `shape` the formula reduces) and returns the outputs made of
+        reductions with their shapes (the reduced dims 1). A reduction axis outside `shape` is
+        161002, naming the attributes the formula was given."""
+        graph = self.op.graph_for(self.attr_values)
+        if not graph.reductions():
+            return {}
+        try:
+            self.axes = graph.axes(len(shape))
+        except ValueError as exc:
+            given = ", ".join(f"{a.name}={v!r}" for a, v in zip(self.op.attrs, self.attr_values))
+            raise self.error(INVALID, f"{exc}" + (f" (attributes: {given})" if given else "")) from None
+        axes = self.axes or ()
+        keep = tuple(1 if k in axes else n for k, n in enumerate(shape))
+        return {name: keep for name, row in zip(self.op.kernel_outputs, graph.row_results()) if row}
 
     def format_in(self, formats: tuple[int, ...], *names: str) -> None:
         for name, t in self.tensors(names):

@@ -2,7 +2,7 @@
 
 `plan()` turns the operands' shapes and strides into the smallest equivalent iteration space:
 size-1 dims dropped, broadcast dims given stride 0, adjacent dims merged where every operand
-is contiguous across them. The result picks the kernel variant (rank, innermost layout per
+is contiguous across them; for a reduction, the kept dims first and the reduced ones last. The result picks the kernel variant (rank, innermost layout per
 operand) and fills the launch record (aclgen.abi.pack).
 """
 
@@ -20,10 +20,16 @@ class Plan:
     shape: tuple[int, ...]  # merged iteration space, rank >= 1
     strides: tuple[tuple[int, ...], ...]  # per operand, in elements
     numel: int
+    reduced: int = 0  # trailing dims of `shape` that a reduction reduces (0: elementwise)
 
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+    @property
+    def rows(self) -> int:
+        """Points of the kept dims: what a reduction kernel's threads split (elements otherwise)."""
+        return math.prod(self.shape[: self.rank - self.reduced]) if self.reduced else self.numel
 
     @property
     def layouts(self) -> tuple[str, ...]:
@@ -50,14 +56,8 @@ def broadcast_strides(op_shape: Sequence[int], op_strides: Sequence[int], shape:
     return tuple(out)
 
 
-def plan(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> Plan:
-    """Drop size-1 dims and merge dims that every operand walks contiguously."""
-    numel = math.prod(shape)
-    keep = [k for k, n in enumerate(shape) if n != 1]
-    dims = [shape[k] for k in keep]
-    sts = [[s[k] for k in keep] for s in strides]
-    if not dims:
-        return Plan((1,), tuple((1,) for _ in strides), numel)
+def _merge(dims: list[int], sts: list[list[int]]) -> tuple[list[int], list[list[int]]]:
+    """Adjacent dims merged where every operand walks across them contiguously."""
     mdims, msts = [dims[0]], [[s[0]] for s in sts]
     for k in range(1, len(dims)):
         if all(ms[-1] == s[k] * dims[k] for ms, s in zip(msts, sts)):
@@ -68,4 +68,30 @@ def plan(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> Plan:
             mdims.append(dims[k])
             for ms, s in zip(msts, sts):
                 ms.append(s[k])
-    return Plan(tuple(mdims), tuple(tuple(s) for s in msts), numel)
+    return mdims, msts
+
+
+def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], reduced: Sequence[int] | None = None) -> Plan:
+    """Drop size-1 dims and merge dims that every operand walks contiguously.
+
+    With `reduced` (the dims a reduction reduces), the kept dims come first and the reduced
+    ones last, each group in its own order and merged only within itself; the reduced group keeps
+    at least one dim (of size 1 when every reduced dim is), so a row always exists."""
+    numel = math.prod(shape)
+    if reduced is None:
+        keep = [k for k, n in enumerate(shape) if n != 1]
+        if not keep:
+            return Plan((1,), tuple((1,) for _ in strides), numel)
+        dims, sts = _merge([shape[k] for k in keep], [[s[k] for k in keep] for s in strides])
+        return Plan(tuple(dims), tuple(tuple(s) for s in sts), numel)
+    groups = []
+    for group in ([k for k in range(len(shape)) if k not in reduced], sorted(reduced)):
+        keep = [k for k in group if shape[k] != 1]
+        if not keep:
+            groups.append(([], [[] for _ in strides]))
+            continue
+        groups.append(_merge([shape[k] for k in keep], [[s[k] for k in keep] for s in strides]))
+    (kdims, ksts), (rdims, rsts) = groups
+    if not rdims:
+        rdims, rsts = [1], [[0] for _ in strides]
+    return Plan(tuple(kdims + rdims), tuple(tuple(a + b) for a, b in zip(ksts, rsts)), numel, len(rdims))

@@ -192,13 +192,13 @@ def build(call: checks.Call, args: tuple) -> Executor:
     names = (*op.inputs, *op.outputs)
     tensors = tuple(call.values[n] for n in names)
     n_in = lay.n_in
-    empty = False
+    empty = True  # nothing to compute when every output is empty (a reduced output may not be)
     for k, t in enumerate(tensors):  # guard first: the message is built only on failure
         b = t.block
         if t.problem is not None or (b is not None and b.freed) or (k >= n_in and (t.readonly or t.repeats)):
             checks.view(api, names[k], t, k >= n_in)
-        if not t.numel and k >= n_in:
-            empty = True
+        if t.numel and k >= n_in:
+            empty = False
     if empty:
         return Executor(api, 0, None, (), 0, None, (), ())
     blocks = tuple(t.block for t in tensors if t.block is not None)  # repeats are harmless
@@ -262,10 +262,13 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     if op.kernel_operands is not None:
         shape, views_in, views_out = op.kernel_operands.views(views_in, views_out, call.attrs)
     views = (*views_in, *views_out)
-    p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views])
+    p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], call.axes)
     variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
-                      tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_out), p.rank, p.layouts)
+                      tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_out), p.rank, p.layouts,
+                      call.attr_values, p.reduced)
     moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
     kernel = op.kernel(variant, options_for(op.options or options, moved))
     meta = pack(kernel.meta_layout, p.shape, p.strides, slots)
-    return Template(kernel, meta, p.numel, views, threads_for(p.numel, threads))
+    # a reduction kernel's threads split rows; elementwise kernels' split elements
+    return Template(kernel, meta, p.rows, views, threads_for(p.numel, threads))
+

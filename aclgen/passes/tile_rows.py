@@ -1,0 +1,315 @@
+"""`tile-rows`: turn each `ew.kernel` with reductions into a `func.func` that works a row at a time.
+
+A kernel that reduces (`reduced = k`) has an iteration space of kept dims followed by its `k`
+reduced dims (the runtime permutes and merges the call's dims into that form). A *row* is one
+point of the kept dims: the reduced slice every `ew.reduce` of the formula reduces. Threads own
+ranges `[begin, end)` of rows, so a row is always computed by one thread, start to end.
+
+For each row the function runs, in the order of the formula:
+
+- one pass over the row per `ew.reduce`: its operand's ops (cloned into the loop) 32 lanes at a
+  time into a `vector<32xf32>` accumulator, then the 32 lanes folded in a fixed tree
+  (16 + 16, 8 + 8, ..., 1 + 1) into the row's value. A tail of fewer than 32 columns is read with
+  a masked load (nothing past the row is touched) and its missing lanes are the reduction's
+  identity (+0, -inf, +inf). So element j of a run of the innermost reduced dim always lands in
+  lane j mod 32, runs of the outer reduced dims follow in order, and the order of every sum is
+  fixed by the row's shape alone: not by the vector width of the target, the tile, the thread
+  count or the call. Sums and means accumulate in f32 for every dtype;
+- the ops that depend only on row values (rsqrt(mean + eps)), once per row;
+- the outputs: those that vary along the row in a column loop (`tile.inner`, vectorized by
+  `vectorize-elementwise` like any elementwise loop), those that are row values (RmsNorm's rstd)
+  stored once at the row's position.
+
+A pass re-reads the row, from the cache when it fits (a 4096-float row is 16 KiB).
+
+Before:
+    ew.kernel @softmax(%x: !ew.view<2xf32, contiguous>) -> (!ew.view<2xf32, contiguous>) reduced 1 {
+      %m = ew.reduce "amax" %x : f32 -> f32
+      %e = ew.exp (ew.sub %x, %m)
+      %s = ew.reduce "sum" %e : f32 -> f32
+      ew.yield (ew.div %e, %s)
+    }
+After (abridged):
+    scf.for %row = %begin to %end step %one {
+      %acc = scf.for %c = %c0 to %n32 step %c32 iter_args(%a = %neg_inf) { ... ew.maximum ... }
+      ...                                       (the tail, the tree)
+      %s = scf.for ... { ew.exp, ew.add }       (the second pass)
+      scf.for %c = %c0 to %n step %one { ew.div; tile.store } {tile.inner}
+    } {tile.rows}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, UnitAttr, VectorType, f32, i64
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
+from xdsl.passes import ModulePass
+
+from aclgen.abi import MetaLayout
+from aclgen.dialects import ew, tile
+from aclgen.passes.builder import Builder
+from aclgen.passes.tile_elementwise import offsets_of
+
+LANES = 32  # partial results per reduction: element j of a run goes to lane j mod 32
+IDENTITY = {"sum": 0.0, "mean": 0.0, "amax": float("-inf"), "amin": float("inf")}
+
+
+def _vec(t, n: int = LANES):
+    return VectorType(t, [n])
+
+
+def row_values(kernel: ew.KernelOp) -> set[SSAValue]:
+    """The values of the body that are the same along a row: parameters, constants, reductions
+    and what is computed from those alone."""
+    n_in = len(kernel.inputs.data)
+    uniform: set[SSAValue] = set(kernel.block.args[n_in:])
+    for op in kernel.block.ops:
+        if isinstance(op, ew.ReduceOp) or (op.results and all(v in uniform for v in op.operands)):
+            uniform.update(op.results)
+    return uniform
+
+
+class _Row:
+    """What one row's code needs: the row's pointers and strides, the reduced block's dims."""
+
+    def __init__(self, kernel: ew.KernelOp, b: Builder, dims, strides, rows_ptrs, uniform: set[SSAValue]):
+        self.kernel = kernel
+        self.b = b
+        self.dims = dims
+        self.strides = strides
+        self.rows = rows_ptrs  # per operand: its pointer at the start of the row
+        self.uniform = uniform
+        self.values: dict[SSAValue, SSAValue] = {}  # row values, as computed at the row's scope
+        rank = len(dims)
+        self.kept = rank - kernel.reduced.data
+        self.inner = dims[-1]
+
+    def runs(self, b: Builder) -> SSAValue:
+        """How many runs of the innermost reduced dim the row has (the outer reduced dims' product)."""
+        count = b.index(1)
+        for d in self.dims[self.kept : -1]:
+            count = b(arith.MuliOp(count, d))
+        return count
+
+    def run_pointers(self, b: Builder, run: SSAValue) -> list[SSAValue]:
+        """Each operand's pointer at the start of run `run` of the row."""
+        dims = self.dims[self.kept : -1]
+        if not dims:
+            return list(self.rows)
+        views = [*self.kernel.inputs.data, *self.kernel.outputs.data]
+        outer = [s[self.kept : -1] for s in self.strides]
+        return offsets_of(b, run, dims, outer, self.rows, views)
+
+    def count(self, b: Builder) -> SSAValue:
+        """The number of elements of the row (reduced dims' product), as an f32."""
+        n = b.index(1)
+        for d in self.dims[self.kept :]:
+            n = b(arith.MuliOp(n, d))
+        return b(ew.ConvertOp(n, f32))
+
+
+def _clone_cone(op_value: SSAValue, row: _Row, b: Builder, ptrs: list[SSAValue], col: SSAValue, width: int | None,
+                mask: SSAValue | None, memo: dict[SSAValue, SSAValue]) -> SSAValue:
+    """`op_value` computed at column `col` of the current run: its element-level ops cloned
+    (as `vector<width>` ops when `width`), inputs loaded (the first lanes only, where `mask`),
+    row values taken from the row's scope (splatted for vectors)."""
+    if op_value in memo:
+        return memo[op_value]
+    kernel = row.kernel
+    n_in = len(kernel.inputs.data)
+    args = kernel.block.args
+    if op_value in row.uniform:
+        v = row.values[op_value]
+        out = b(tile.SplatOp(v, _vec(v.type, width))) if width else v
+    elif op_value in args[:n_in]:
+        i = args.index(op_value)
+        view = kernel.inputs.data[i]
+        stride = row.strides[i][-1]
+        layout = view.layout.data
+        if width is None:
+            out = b(tile.LoadOp(ptrs[i], col, stride, layout, view.element_type))
+        elif layout == "broadcast":
+            one = b(tile.LoadOp(ptrs[i], col, stride, layout, view.element_type))
+            out = b(tile.SplatOp(one, _vec(view.element_type, width)))
+        else:
+            out = b(tile.LoadOp(ptrs[i], col, stride, layout, view.element_type, _vec(view.element_type, width),
+                                mask=mask, fill=0.0 if mask is not None else None))
+    else:
+        op = op_value.owner
+        assert isinstance(op, Operation)
+        operands = [_clone_cone(v, row, b, ptrs, col, width, mask, memo) for v in op.operands]
+        new = type(op).create(
+            operands=operands,
+            result_types=[_vec(r.type, width) if width else r.type for r in op.results],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        b(new)
+        out = new.results[[r for r in op.results].index(cast(OpResult, op_value))]
+    memo[op_value] = out
+    return out
+
+
+def _combine(b: Builder, kind: str, acc: SSAValue, v: SSAValue) -> SSAValue:
+    if kind in ("sum", "mean"):
+        return b.add(acc, v)
+    return b.call("maximum" if kind == "amax" else "minimum", acc, v)
+
+
+def _reduce(row: _Row, op: ew.ReduceOp) -> SSAValue:
+    """One pass over the row: the value of `op` for this row (see the module docstring)."""
+    b = row.b
+    kind = op.kind.data
+    identity = b(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), _vec(f32)))
+    zero, step = b.index(0), b.index(LANES)
+    n = row.inner
+    full = b(arith.SubiOp(n, b(arith.RemSIOp(n, step))))
+
+    runs_body = Block(arg_types=[i64, _vec(f32)])
+    run, acc = runs_body.args
+    rb = Builder.at_end(runs_body)
+    ptrs = row.run_pointers(rb, run)
+
+    # full vectors of 32 columns
+    body = Block(arg_types=[i64, _vec(f32)])
+    col, a = body.args
+    vb = Builder.at_end(body)
+    v = _clone_cone(op.input, row, vb, ptrs, col, LANES, None, {})
+    vb(scf.YieldOp(_combine(vb, kind, a, v)))
+    loop = scf.ForOp(zero, full, step, [acc], Region(body))
+    loop.attributes["tile.reduce"] = UnitAttr()
+    rb(loop)
+
+    # the tail: one masked step from `full` to n (runs once when n is not a multiple of 32)
+    tail = Block(arg_types=[i64, _vec(f32)])
+    tcol, ta = tail.args
+    tb = Builder.at_end(tail)
+    count = tb(arith.SubiOp(n, tcol))
+    mask = tb(tile.PrefixOp(count, LANES))
+    tv = _clone_cone(op.input, row, tb, ptrs, tcol, LANES, mask, {})
+    tv = tb.select(mask, tv, tb(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), _vec(f32))))
+    tb(scf.YieldOp(_combine(tb, kind, ta, tv)))
+    tail_loop = scf.ForOp(full, n, step, [loop.results[0]], Region(tail))
+    tail_loop.attributes["tile.reduce"] = UnitAttr()
+    rb(tail_loop)
+    rb(scf.YieldOp(tail_loop.results[0]))
+
+    runs = scf.ForOp(zero, row.runs(b), b.index(1), [identity], Region(runs_body))
+    b(runs)
+    acc = runs.results[0]
+    width = LANES
+    while width > 1:  # the fixed tree: lanes [0, w) with lanes [w, 2w)
+        width //= 2
+        lo = b(tile.ShuffleOp(acc, list(range(width))))
+        hi = b(tile.ShuffleOp(acc, list(range(width, 2 * width))))
+        acc = _combine(b, kind, lo, hi)
+    value = b(tile.ExtractOp(acc, 0))
+    if kind == "mean":
+        value = b.div(value, row.count(b))
+    return value
+
+
+def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
+    ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
+    views = list(ins) + list(outs)
+    rank = views[0].rank.data
+    kept = rank - kernel.reduced.data
+    layout = MetaLayout(rank, len(views), len(params))
+
+    ptr = LLVMPointerType()
+    entry = Block(arg_types=[ptr] * len(views) + [ptr, i64, i64])
+    names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))] + ["meta", "begin", "end"]
+    for arg, n in zip(entry.args, names):
+        arg.name_hint = n
+    bases, (meta, begin, end) = entry.args[: len(views)], entry.args[len(views) :]
+    e = Builder.at_end(entry)
+    dims = [e(tile.ParamOp(meta, layout.dim(k), i64)) for k in range(rank)]
+    strides = [[e(tile.ParamOp(meta, layout.stride(o, k), i64)) for k in range(rank)] for o in range(len(views))]
+    pvals = [e(tile.ParamOp(meta, layout.param(j), t)) for j, t in enumerate(params)]
+    one = e.index(1)
+
+    # the row loop: [begin, end) over the kept dims' points
+    rb_block = Block(arg_types=[i64])
+    row_index = rb_block.args[0]
+    loop = scf.ForOp(begin, end, one, [], Region(rb_block))
+    loop.attributes["tile.rows"] = UnitAttr()
+    e(loop)
+    b = Builder.at_end(rb_block)
+    kept_strides = [s[:kept] for s in strides]
+    rows = offsets_of(b, row_index, dims[:kept], kept_strides, list(bases), views) if kept else list(bases)
+    uniform = row_values(kernel)
+    row = _Row(kernel, b, dims, strides, rows, uniform)
+    n_in = len(ins)
+    for arg, p in zip(kernel.block.args[n_in:], pvals):
+        row.values[arg] = p
+
+    yield_op = kernel.block.last_op
+    assert isinstance(yield_op, ew.YieldOp)
+    for op in kernel.block.ops:
+        if isinstance(op, ew.ReduceOp):
+            row.values[op.result] = _reduce(row, op)
+        elif op is not yield_op and op.results and op.results[0] in uniform:
+            clone = op.clone(value_mapper=dict(row.values))
+            b(clone)
+            for old, new in zip(op.results, clone.results):
+                row.values[old] = new
+
+    # outputs: row values stored once at the row's position, the others in the column loop
+    element_outputs = []
+    for j, (v, view) in enumerate(zip(yield_op.values, outs)):
+        o = n_in + j
+        if v in uniform:
+            b(tile.StoreOp(row.values[v], rows[o], b.index(0), strides[o][-1], "contiguous", view.element_type))
+        else:
+            element_outputs.append((j, v, view))
+    if element_outputs:
+        _final_pass(row, element_outputs)
+    b(scf.YieldOp())
+    entry.add_op(func.ReturnOp())
+
+    f = func.FuncOp(kernel.sym_name.data, ([ptr] * len(views) + [ptr, i64, i64], []), Region(entry))
+    f.attributes["tile.rows"] = IntegerAttr(kernel.reduced.data, i64)
+    return f
+
+
+def _final_pass(row: _Row, element_outputs) -> None:
+    """The outputs that vary along the row, run by run in a column loop (`tile.inner`)."""
+    b = row.b
+    n_in = len(row.kernel.inputs.data)
+    runs_body = Block(arg_types=[i64])
+    rb = Builder.at_end(runs_body)
+    ptrs = row.run_pointers(rb, runs_body.args[0])
+    cb_block = Block(arg_types=[i64])
+    col = cb_block.args[0]
+    cb = Builder.at_end(cb_block)
+    memo: dict[SSAValue, SSAValue] = {}
+    for j, v, view in element_outputs:
+        value = _clone_cone(v, row, cb, ptrs, col, None, None, memo)
+        o = n_in + j
+        cb(tile.StoreOp(value, ptrs[o], col, row.strides[o][-1], view.layout.data, view.element_type))
+    cb(scf.YieldOp())
+    columns = scf.ForOp(rb.index(0), row.inner, rb.index(1), [], Region(cb_block))
+    columns.attributes["tile.inner"] = UnitAttr()
+    rb(columns)
+    rb(scf.YieldOp())
+    b(scf.ForOp(b.index(0), row.runs(b), b.index(1), [], Region(runs_body)))
+
+
+@dataclass(frozen=True)
+class TileRowsPass(ModulePass):
+    name = "tile-rows"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in list(op.walk()):
+            if isinstance(kernel, ew.KernelOp) and kernel.reduced.data:
+                f = tile_kernel(kernel)
+                kernel.parent_block().insert_op_before(f, kernel)  # type: ignore[union-attr]
+                op.body.block.erase_op(kernel)
+
+
+__all__ = ["LANES", "TileRowsPass", "row_values"]
