@@ -268,6 +268,9 @@ class Operator:
     split: Split | None = None
     reference: Callable | None = None  # numpy reference of the formula (float64 is fine)
     tolerance: float = 0.0  # the formula's bound against `reference`, in ulp of the output dtype
+    # the operator computing this one's input gradients (aclnn name), given the output gradients,
+    # then this one's inputs and scalars: torch autograd runs it (aclgen/runtime/torch_library.py)
+    backward: str | None = None
 
     # -- names ---------------------------------------------------------------------------------
 
@@ -539,6 +542,7 @@ def declare(
     tolerance: float = 0.0,
     options: Options | None = None,
     python_name: str | None = None,
+    backward: str | None = None,
 ) -> Operator:
     """Build (but do not register) the declaration of `formula` as aclnn`name`."""
     name = name.removeprefix("aclnn")
@@ -570,6 +574,7 @@ def declare(
         examples=tuple(examples),
         reference=reference,
         tolerance=tolerance,
+        backward=backward.removeprefix("aclnn") if backward else None,
         options=options,
         python_name=python_name or getattr(formula, "__name__", snake(name)).replace("<lambda>", snake(name)),
         doc=(inspect.getdoc(formula) or "").split("\n\n")[0].replace("\n", " "),
