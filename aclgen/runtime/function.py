@@ -17,7 +17,7 @@ microsecond, and anything else takes this full path again.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,12 +29,16 @@ from aclgen.declaration import declare as declare_operator
 from aclgen.frontend.dsl import FormulaError
 from aclgen.kernel import Kernel
 from aclgen.knobs import environ_keys
-from aclgen.runtime import api, dlpack, memory
+from aclgen.runtime import api, dlpack, memory, torch_library
 from aclgen.runtime import constants as C
 from aclgen.runtime import scalar as scalars
 from aclgen.runtime import tensor as tensors
 from aclgen.runtime.errors import AclError, OperatorError, OperatorTypeError
 from aclgen.runtime.soc import on_settings_change, settings
+
+# torch.compiler.is_compiling once torch is imported (torch_library): a call traced by
+# torch.compile is the operator's torch custom op
+compiling: Callable[[], bool] | None = None
 
 # the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
 PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
@@ -63,7 +67,7 @@ def _call_method(op, names: list[str]):
                 done = this.replays.front(grad_output, self, out)
                 if done is not None:
                     return done
-            elif out is None:
+            elif out is None and grad_output.__class__ is ndarray:
                 done = this.replays.front(grad_output, self, this.replays.front_empty())
                 if done is not None:
                     return done
@@ -85,7 +89,7 @@ def _call_method(op, names: list[str]):
             f"        _done = this.replays.front({args}, out)\n"
             f"        if _done is not None:\n"
             f"            return _done\n"
-            f"    elif out is None:\n"
+            f"    elif out is None and {names[0]}.__class__ is _ndarray:\n"
             f"        _r = this.replays\n"
             f"        _done = _r.front({args}, _r.front_empty())\n"
             f"        if _done is not None:\n"
@@ -154,11 +158,26 @@ class Function:
                                 f"({takes}), got {self._n + len(extra)}; `out` is keyword-only (out=...)")
 
     def _slow(self, inputs: tuple, params: tuple, out):
-        """Past the front replay: the other recorded calls, then the full path."""
+        """Past the front replay: the other recorded calls, then the full path. While
+        torch.compile traces the call, it is the operator's torch custom op instead."""
+        if compiling is not None and (compiling() or (self.op.backward and _needs_grad(inputs))):
+            return self._traced(inputs, params, out)
         done = self.replays.run(inputs, params, out)
         if done is not None:
             return done
         return self._call(inputs + params, out)
+
+    def _traced(self, inputs: tuple, params: tuple, out):
+        """The call as torch records it: the torch custom op (one opaque node of a compiled
+        graph; differentiable when the operator declares its backward), its results written
+        into `out` when one was given."""
+        result = torch_library.torch_op(self.op)(*inputs, *params)
+        if out is None:
+            return result
+        outs, results = (out, result) if not self._single else ((out,), (result,))
+        for o, r in zip(outs, results):
+            o.copy_(r)
+        return out
 
     # `self` positional-only: an operator's input may be named `self` too (CANN's name)
     def replay(self, /, *args, out=None, **kwargs):
@@ -188,7 +207,7 @@ class Function:
         then scalars) writes: what a call without `out` allocates."""
         args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         ins = [_tensor(self.op, name, a) for name, a in zip(self.op.inputs, args[: self._n_in])]
-        return self._allocate(self._infer(ins, args))
+        return self._allocate(self.infer(ins, args))
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         try:
@@ -210,7 +229,7 @@ class Function:
                         and hasattr(a, "__dlpack__")), None)
         outs: list
         if out is None:
-            outs = self._allocate(self._infer(ins, args))
+            outs = self._allocate(self.infer(ins, args))
         else:
             several = isinstance(out, (tuple, list)) and all(_is_array(o) for o in out)
             outs = list(out) if several else [out]
@@ -248,8 +267,10 @@ class Function:
                                     f"allocate ({exc})") from None
         return outs
 
-    def _infer(self, ins: list, args: tuple) -> list[tuple[tuple[int, ...], int]]:
-        """(dims, aclDataType) of each output a call without `out` allocates."""
+    def infer(self, ins: list, args: tuple) -> list[tuple[tuple[int, ...], int]]:
+        """(dims, aclDataType) of each output a call without `out` allocates. `ins` are the
+        inputs' aclTensors, or anything with their `view_dims` and `dtype` (torch's fake
+        tensors, aclgen/runtime/torch_library.py); `args` the call's inputs and scalars."""
         op = self.op
         if op.result is not None:
             attrs = {s.name: v for s, v in zip(op.scalars, args[self._n_in :]) if s.kind == "int"}
@@ -285,6 +306,10 @@ class Function:
             return
         launch = tpl.launch([t.itemsize for t in executor.tensors])
         self.replays.record(arrays, args[self._n_in :], outs, launch, env, (tpl, tpl.kernel, tpl.meta))
+
+
+def _needs_grad(inputs: tuple) -> bool:
+    return any(getattr(a, "requires_grad", False) is True for a in inputs)
 
 
 def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
@@ -341,9 +366,8 @@ def _tensor(op, name: str, a):
         _check_array(op, name, a)
     elif hasattr(a, "__dlpack__"):
         if getattr(a, "requires_grad", False):
-            raise OperatorError(f"{api}: {name} requires grad, and this call records no autograd graph: pass its "
-                                f".detach(), or call torch.ops.aclgen.{op.python_name} (differentiable when the "
-                                f"operator declares its backward)")
+            raise OperatorError(f"{api}: {name} requires grad, and {op.name} declares no backward operator, so "
+                                f"no gradient can flow through it: pass its .detach()")
         try:
             return dlpack.from_dlpack(a)
         except (TypeError, ValueError, RuntimeError, BufferError) as exc:
@@ -475,3 +499,6 @@ def operator(name: str, **declaration):
         return function_of(op)
 
     return declare
+
+
+torch_library.watch()  # torch custom ops for every declared operator, once torch is imported
