@@ -5,14 +5,15 @@
     loss.backward()                        # runs the kernels of the operator `backward=` names
 
 Each operator becomes `aclgen::<python name>` (torch.library.custom_op): its schema is the
-Python call's (tensors, then aclScalars as `float` and int attributes as `int`), its kernel is
+Python call's (tensors, then aclScalars as `float`, then attributes as their C types), its kernel is
 that call on the tensors' memory (DLPack, zero-copy), and its fake implementation gives the
 outputs' shapes and dtypes from the declaration alone, which is what torch.compile traces with.
 The Python call itself (aclgen.ops.*, an @aclgen.operator function) calls the custom op while
 torch.compile traces it (function.py: `_slow`), so compiled graphs hold the operator as one
 opaque node either way. Where a declaration names its backward operator, the op's autograd
-formula calls that operator's custom op with the output gradients, the inputs and the scalars
-(CANN's XxxBackward argument order), and takes its outputs as the inputs' gradients.
+formula calls that operator's custom op with the output gradients, the inputs, the scalars and
+the attributes (CANN's XxxBackward argument order), and takes its outputs as the inputs'
+gradients.
 
 aclgen never imports torch: `watch()` registers at once when torch is already imported, else
 from a one-shot import hook that runs right after `import torch` has finished. Operators
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import json
 import sys
 import threading
 from types import SimpleNamespace
@@ -102,16 +104,26 @@ def torch_op(op):
 # ------------------------------------------------------------------------------ registering
 
 
+_ATTR_TYPES = {"int": "int", "bool": "bool", "int64": "int", "float": "float", "double": "float", "str": "str",
+               "int64[]": "int[]", "float[]": "float[]", "bool[]": "bool[]"}
+
+
 def _schema(op) -> str:
-    """`(Tensor grad_output, Tensor self, float lambd=0.5) -> Tensor`: the Python call's parameters."""
+    """`(Tensor grad_output, Tensor self, float lambd=0.5) -> Tensor`: the Python call's
+    parameters (tensors, aclScalars as float, int scalars and attributes as their C types)."""
     from aclgen.declaration import REQUIRED
     from aclgen.runtime.function import function_of
 
-    names = list(function_of(op).__signature__.parameters)[: len(op.inputs) + len(op.scalars)]
+    declared = (*op.scalars, *op.attrs)
+    names = list(function_of(op).__signature__.parameters)[: len(op.inputs) + len(declared)]
     params = [f"Tensor {n}" for n in names[: len(op.inputs)]]
-    for name, s in zip(names[len(op.inputs) :], op.scalars):
-        kind = "int" if s.kind == "int" else "float"
-        params.append(f"{kind} {name}" + ("" if s.default is REQUIRED else f"={s.default!r}"))
+    for name, d in zip(names[len(op.inputs) :], declared):
+        kind = _ATTR_TYPES.get(str(d.kind), "float")  # an aclScalar: float ("like-input" too)
+        default = d.default
+        if isinstance(default, tuple):
+            default = list(default)
+        text = "" if default is REQUIRED else "=" + (json.dumps(default) if isinstance(default, str) else repr(default))
+        params.append(f"{kind} {name}{text}")
     results = "Tensor" if len(op.outputs) == 1 else "(" + ", ".join(["Tensor"] * len(op.outputs)) + ")"
     return f"({', '.join(params)}) -> {results}"
 
@@ -167,7 +179,7 @@ def _differentiable(custom, name: str, schema: str, backward: str, n_in: int) ->
 
     def setup_context(ctx, inputs, output) -> None:
         ctx.save_for_backward(*inputs[:n_in])
-        ctx.scalars = inputs[n_in:]
+        ctx.scalars = inputs[n_in:]  # and attributes
 
     def gradients(ctx, *grads):
         back = lookup(backward)
