@@ -171,7 +171,7 @@ def test_spec_example_check_catches_a_wrong_digit():
 def test_demo_passes_and_prints_a_row_per_dtype(capsys):
     assert main(["demo", "--shape", "37x19"]) == 0
     out = capsys.readouterr().out
-    assert out.count("SPEC example ok") == 5
+    assert out.count("example ok") == 5
     assert "threshold_backward   uint8" in out
     assert "25 of 25 checks ok" in out
 
@@ -208,3 +208,57 @@ def test_opt_pass_failure_names_the_pass():
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = aclgen("opt", "-", "-p", "legalize-dtypes,lower-to-llvm", "--verify-diagnostics", stdin=ir)
     assert r.returncode == 0 and r.stdout.startswith("<stdin>: error: in pass lower-to-llvm: "), r.stdout + r.stderr
+
+
+# -- what the commands say -----------------------------------------------------------------------
+
+
+def test_tune_help_prints_a_percent_sign():
+    r = aclgen("tune", "--help")
+    assert r.returncode == 0 and "by 3%)" in " ".join(r.stdout.split()) and "%%" not in r.stdout
+
+
+def test_compile_refuses_a_rank_no_call_runs():
+    r = aclgen("compile", "hardswish_backward", "--dtype", "float32", "--rank", "9")
+    assert r.returncode == 1
+    assert "--rank 9: aclnnHardswishBackward takes tensors of at most 8 dims" in r.stderr
+
+
+@pytest.mark.parametrize("command", [["run", "hardswish_backward", "--shape", "4x4"], ["demo"]])
+def test_a_bad_soc_names_the_option(command):
+    r = aclgen(*command, "--soc", "Ascend9")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "--soc 'Ascend9' is not one of Ascend910, Ascend910B" in r.stderr and "ACLGEN_SOC_VERSION" not in r.stderr
+
+
+def test_run_says_where_the_variant_came_from(tmp_path):
+    env = {**os.environ, "ACLGEN_CACHE_DIR": str(tmp_path)}
+    notes = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-m", "aclgen.cli", "run", "threshold_backward", "--shape", "64x64",
+                            "--seconds", "0.01"], capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        notes.append(re.search(r"first call +[\d.]+ ms \((.*)\)", r.stdout)[1])
+    assert notes == ["includes compiling the variant", "includes loading the variant from the disk cache"]
+
+
+def test_demo_rows_say_how_their_variant_came():
+    from aclgen.tools.demo import Row
+
+    def row(compile_ms, load_ms):
+        return Row("op", "float32", "4", "ok", compile_ms, load_ms, 1.0, True)
+
+    assert [row(41.25, None).kernel, row(None, 0.93).kernel, row(None, None).kernel] == ["41.2", "disk 0.9", "cached"]
+
+
+def test_counts_read_as_english():
+    from aclgen.tools import count
+
+    assert [count(1, "variant"), count(3, "variant"), count(1, "entry", "entries"), count(0, "entry", "entries")] == [
+        "1 variant", "3 variants", "1 entry", "0 entries"]
+
+
+def test_dir_of_aclgen_lists_what_loads_on_first_use():
+    import aclgen
+
+    assert {"operator", "compile", "OperatorError", "Function"} <= set(dir(aclgen))

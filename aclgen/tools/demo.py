@@ -3,7 +3,6 @@ profile on random data against the scalar -O0 build (aclgen.tools.run), one row 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -52,43 +51,56 @@ class Row:
     dtype: str
     shape: str
     check: str
-    compile_ms: float | None  # None: served by a variant compiled earlier in this run
+    compile_ms: float | None  # the variant's compile stages (None: not compiled for this row)
+    load_ms: float | None  # its load from the disk cache (None: not loaded for this row)
     run_us: float
     ok: bool
 
+    @property
+    def kernel(self) -> str:
+        """How the row's variant came: its compile time, its load time, or "cached" (an earlier row's)."""
+        if self.compile_ms is not None:
+            return f"{self.compile_ms:.1f}"
+        return "cached" if self.load_ms is None else f"disk {self.load_ms:.1f}"
 
-def _timed_first(call: Callable[[], object]) -> tuple[object, float | None]:
-    """First call, and its time if it compiled a new variant."""
-    before = len(cache.kernels)
-    t = time.perf_counter()
-    out = call()
-    first = time.perf_counter() - t
-    return out, (first if len(cache.kernels) > before else None)
+
+def _first_call(fn, args: Sequence, out=None) -> tuple[object, float | None, float | None]:
+    """The first call's result, and the compile time (its stages: not the compiler's one-time
+    import) or the disk load time of its variant when this call made or loaded it, in ms."""
+    before = dict(cache.stats)
+    result = fn(*args, out=out)
+    compiled, loaded = (cache.stats[k] > before[k] for k in ("compiles", "disk_hits"))
+    if not compiled and not loaded:
+        return result, None, None
+    seconds = fn.kernel_for(*args, out=out).seconds
+    if compiled:
+        return result, sum(v for k, v in seconds.items() if k != "cache-load") * 1e3, None
+    return result, None, seconds.get("cache-load", 0.0) * 1e3
 
 
 def example_row(op: Operator, ex: Example) -> Row:
     fn = function_of(op)
-    out, compile_s = _timed_first(lambda: fn(*ex.args))
+    out, compile_ms, load_ms = _first_call(fn, ex.args)
     outs = out if isinstance(out, tuple) else (out,)
     run_s = time_calls(lambda: fn(*ex.args), budget_s=0.05)
     values = np.concatenate([np.asarray(o).ravel() for o in outs])
     problem = check_example(values, ex.expected, ex.rtol)
     kind = "every digit" if not ex.rtol else f"rtol {ex.rtol:g}"
-    check = f"SPEC example ok ({kind})" if problem is None else f"SPEC example MISMATCH: {problem}"
-    compile_ms = None if compile_s is None else (compile_s - run_s) * 1e3
+    check = f"example ok ({kind})" if problem is None else f"example MISMATCH: {problem}"
     dtype = str(np.asarray(outs[0]).dtype)
     first = np.asarray(outs[0])
-    return Row(op.python_name, dtype, show_shape(first.shape), check, compile_ms, run_s * 1e6, problem is None)
+    return Row(op.python_name, dtype, show_shape(first.shape), check, compile_ms, load_ms, run_s * 1e6,
+               problem is None)
 
 
 def random_row(op: Operator, shape: tuple[int, ...], dtype, rng: np.random.Generator) -> Row:
     case = make_case(op, shape, dtype, rng)
-    _, compile_s = _timed_first(case.call)
+    _, compile_ms, load_ms = _first_call(function_of(op), case.args, case.out_arg)
     run_s = time_calls(case.call, budget_s=0.1, max_calls=50)
     err, bad = compare_all(case.outs, reference(case))
     check = "= scalar -O0 build" if bad == 0 else f"{bad} differ from scalar -O0 build, max error {err:g}"
-    compile_ms = None if compile_s is None else (compile_s - run_s) * 1e3
-    return Row(op.python_name, dtype.name, show_shape(case.out.shape), check, compile_ms, run_s * 1e6, bad == 0)
+    return Row(op.python_name, dtype.name, show_shape(case.out.shape), check, compile_ms, load_ms, run_s * 1e6,
+               bad == 0)
 
 
 def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: Callable[[Row], None]) -> list[Row]:

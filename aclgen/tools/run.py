@@ -34,8 +34,12 @@ class Case:
     outs: list[np.ndarray]
 
     def call(self):
-        fn = function_of(self.op)
-        return fn(*self.args, out=self.outs[0] if len(self.outs) == 1 else tuple(self.outs))
+        return function_of(self.op)(*self.args, out=self.out_arg)
+
+    @property
+    def out_arg(self):
+        """The `out=` argument of the call: the output, or a tuple of them."""
+        return self.outs[0] if len(self.outs) == 1 else tuple(self.outs)
 
     @property
     def out(self) -> np.ndarray:

@@ -34,7 +34,7 @@ from aclgen import schedules
 from aclgen.declaration import Operator
 from aclgen.kernel import MODEL_TILE, Variant
 from aclgen.knobs import knobs, overridden
-from aclgen.tools import UsageError
+from aclgen.tools import UsageError, count
 
 DEFAULT_SIZES = "64K,1M"
 TILES = (4096, 16384, 32768)  # tried besides MODEL_TILE
@@ -250,7 +250,8 @@ def run(args) -> int:
     if not todo:
         raise UsageError("nothing to tune: no operator supports the chosen dtypes in this SoC profile")
     target = _target_line()
-    print(f"aclgen tune: {len(todo)} variants on {target}; {args.rounds} rounds of ~{args.target_ms:g} ms per candidate")
+    print(f"aclgen tune: {count(len(todo), 'variant')} on {target}; {count(args.rounds, 'round')} of "
+          f"~{args.target_ms:g} ms per candidate")
     saved = {}
     for i, g in enumerate(todo, 1):
         what = f"[{i}/{len(todo)}] {g.op.python_name} {g.dtype.name} ({g.variant.tag}{', streaming' if g.nontemporal else ''})"
@@ -261,7 +262,7 @@ def run(args) -> int:
                         "us": r.us, "model_us": r.model_us, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
         print(f"\r{what}: {_describe(r)}" if sys.stdout.isatty() else f"{what}: {_describe(r)}", flush=True)
         schedules.save({g.key: saved[g.key]})  # each as it is found: an interrupted run keeps them
-    print(f"\n{len(saved)} schedules saved to {schedules.path()} in {time.perf_counter() - start:.1f} s")
+    print(f"\n{count(len(saved), 'schedule')} saved to {schedules.path()} in {time.perf_counter() - start:.1f} s")
     return 0
 
 
@@ -301,7 +302,7 @@ def add_subcommand(sub) -> None:
         help="time candidate schedules per kernel variant and remember the fastest for this machine",
         description="For each operator (default: the built-ins), float dtype and size, time kernels of "
         "several vector widths and tile sizes in interleaved rounds and save the fastest (when it beats "
-        "the model by 3%%) in the cache directory, per target CPU (ACLGEN_CPU_NAME/FEATURES included). "
+        "the model by 3%) in the cache directory, per target CPU (ACLGEN_CPU_NAME/FEATURES included). "
         "Later compiles of those variants use it; variants never tuned use the model. Every candidate's "
         "results are checked bit for bit against the model's schedule.",
     )

@@ -7,7 +7,7 @@ import contextlib
 import os
 import platform
 
-from aclgen.tools import UsageError
+from aclgen.tools import UsageError, count
 from aclgen.tools.bench.peers import TOOLS, need
 from aclgen.tools.bench.timing import CALLS_OP
 
@@ -149,7 +149,7 @@ def markdown(result: dict, every_tool: bool = True) -> str:
     load = result.get("load_average")
     load_text = f"; load average {load['start']:.1f} at the start, {load['end']:.1f} at the end" if load and "end" in load else ""
     lines.append(f"aclgen bench, {result['date']}: {m['cpu']}, {m['cores']} cores ({', '.join(m['features'])}); "
-                 f"{peers}; {result['rounds']} interleaved round{'s' if result['rounds'] != 1 else ''}, median per tool{load_text}")
+                 f"{peers}; {count(result['rounds'], 'interleaved round')}, median per tool{load_text}")
     if result.get("isa"):
         lines.append(f"{isa_line(result['isa'])}.")
     rows = result.get("rows", [])
