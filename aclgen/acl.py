@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import os
 
+from aclgen.runtime import array as _array
 from aclgen.runtime import constants as _C
 from aclgen.runtime import dlpack as _dlpack
 from aclgen.runtime import rt  # noqa: F401  (acl.rt.*)
 from aclgen.runtime import scalar as _scalar
 from aclgen.runtime import soc as _soc
 from aclgen.runtime import tensor as _tensor
+from aclgen.runtime.array import AclArray
 from aclgen.runtime.errors import AclError as _AclError
 from aclgen.runtime.errors import fail as _fail
 from aclgen.runtime.errors import kind_of as _kind_of
@@ -85,6 +87,41 @@ def create_scalar(value, data_type) -> AclScalar | None:
 
 def destroy_scalar(scalar) -> int:
     return _destroy("destroy_scalar", scalar, AclScalar)
+
+
+def _create_array(kind: str, values) -> AclArray | None:
+    try:
+        return _array.create(kind, values)
+    except _AclError as e:
+        _set_recent(e.message)
+        return None
+
+
+def create_int_array(values) -> AclArray | None:
+    """aclCreateIntArray: the int64 values copied (an attribute such as normalizedShape)."""
+    return _create_array(_array.ARRAY_INT, values)
+
+
+def create_float_array(values) -> AclArray | None:
+    """aclCreateFloatArray: the values copied as C floats."""
+    return _create_array(_array.ARRAY_FLOAT, values)
+
+
+def create_bool_array(values) -> AclArray | None:
+    """aclCreateBoolArray: the bool values copied."""
+    return _create_array(_array.ARRAY_BOOL, values)
+
+
+def destroy_int_array(a) -> int:
+    return _destroy("destroy_int_array", a, AclArray)
+
+
+def destroy_float_array(a) -> int:
+    return _destroy("destroy_float_array", a, AclArray)
+
+
+def destroy_bool_array(a) -> int:
+    return _destroy("destroy_bool_array", a, AclArray)
 
 
 def _destroy(name: str, obj, kind) -> int:

@@ -235,6 +235,7 @@ def key_material(formula: Callable, name: str, variant: Variant, params: Sequenc
         "layouts": list(variant.layouts),
         "attrs": repr(variant.attrs),
         "reduced": variant.reduced,
+        "absent": list(variant.absent),
         "params": [[p.name, p.kind, p.type_name(variant.inputs[0])] for p in params],
         "options": asdict(options),
         "target": host().key,
@@ -520,7 +521,8 @@ class Kernels:
             k = self._kernels.get(key)
             if k is None:
                 chosen = schedules.choose(op.python_name, formula_digest(op.formula), variant, options)
-                k = fetch(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, chosen)
+                formula, names = op.formula_for(variant)
+                k = fetch(formula, op.python_name, variant, op.params, names, chosen)
                 self._kernels[key] = k
         return k
 

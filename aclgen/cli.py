@@ -222,7 +222,7 @@ def cmd_opt(argv: Sequence[str]) -> int:
 
 
 def _params(op, items: Sequence[str]) -> dict[str, float]:
-    names = [s.name for s in op.scalars if s.kind != "int"]
+    names = [s.name for s in op.scalars]
     params = {}
     for item in items:
         name, _, value = item.partition("=")

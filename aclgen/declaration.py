@@ -43,7 +43,6 @@ from aclgen.kernel import Kernel, Options, Param, Variant
 
 SOCS = ("Ascend910", "Ascend910B", "Ascend910_93", "Ascend310P", "Ascend950")
 DEFAULT_SOC = "Ascend910B"
-SCALAR_KINDS = ("float", "like-input", "int")
 REQUIRED = inspect.Parameter.empty
 
 
@@ -51,34 +50,39 @@ class DeclarationError(ValueError):
     """A declaration that cannot give a working operator (names the aclnn name and the problem)."""
 
 
+class ScalarKind(enum.StrEnum):
+    """How a kernel reads an aclScalar (CANN's ToFloat, for every kind)."""
+
+    FLOAT = "float"  # an f32 kernel parameter
+    LIKE_INPUT = "like-input"  # f32 for float tensors, trunc(value) as an exact i64 for integer ones
+
+
 @dataclass(frozen=True)
 class Scalar:
-    """A scalar parameter of an operator, between its tensor inputs and outputs in C order.
-
-    `kind`: "float" (an aclScalar, read as f32 like CANN's ToFloat: a kernel parameter);
-    "like-input" (an aclScalar; f32 for float tensors, trunc(value) as an exact i64 for integer
-    tensors: ThresholdBackward); "int" (a C `int64_t` attribute such as SwiGluGrad's `dim`,
-    read by the operator's hooks, not by the kernel). `default` is the Python call's default."""
+    """An aclScalar argument of an operator: a kernel parameter, read as f32 like CANN's
+    ToFloat ("like-input": an exact trunc(value) next to integer tensors, ThresholdBackward's
+    threshold). `default` is the Python call's default; an `optional` scalar may be None/NULL,
+    which means `default` (Swish's betaOptional: 1.0)."""
 
     name: str
-    kind: str = "float"
+    kind: ScalarKind | str = ScalarKind.FLOAT
     default: Any = REQUIRED
+    optional: bool = False
 
     def __post_init__(self):
-        if self.kind not in SCALAR_KINDS:
-            raise DeclarationError(f"scalar {self.name!r}: kind {self.kind!r} is not one of {SCALAR_KINDS}")
-
-    @property
-    def is_kernel_param(self) -> bool:
-        return self.kind != "int"
+        try:
+            object.__setattr__(self, "kind", ScalarKind(self.kind))
+        except ValueError:
+            raise DeclarationError(f"scalar {self.name!r}: kind {self.kind!r} is not one of "
+                                   f"{[k.value for k in ScalarKind]}") from None
+        if self.optional and self.default is REQUIRED:
+            raise DeclarationError(f"scalar {self.name!r}: an optional scalar needs the default NULL means")
 
     @property
     def sample(self):
         """The value tools (`aclgen run`, `demo`, `bench`) give it when none is asked for: its
-        default, else 0.5 (an aclScalar) or 0 (an int attribute)."""
-        if self.default is not REQUIRED:
-            return self.default
-        return 0 if self.kind == "int" else 0.5
+        default, else 0.5."""
+        return 0.5 if self.default is REQUIRED else self.default
 
 
 class AttrKind(enum.StrEnum):
@@ -290,6 +294,17 @@ class Operator:
         return self.tensors.get(name) or Tensor(name)
 
     @cached_property
+    def kinds(self) -> dict[str, str]:
+        """Each argument's kind by name: "input", "output", "scalar" or "attr"."""
+        return {**{n: "input" for n in self.inputs}, **{n: "output" for n in self.outputs},
+                **{s.name: "scalar" for s in self.scalars}, **{a.name: "attr" for a in self.attrs}}
+
+    @cached_property
+    def python_args(self) -> tuple[str, ...]:
+        """The Python call's positional arguments, by CANN name: inputs, scalars, attributes."""
+        return (*self.inputs, *(s.name for s in self.scalars), *(a.name for a in self.attrs))
+
+    @cached_property
     def attr_samples(self) -> tuple:
         """Each attribute's sample value (its default, else a value of its kind)."""
         return tuple(a.sample for a in self.attrs)
@@ -301,8 +316,7 @@ class Operator:
     @cached_property
     def params(self) -> tuple[Param, ...]:
         """The kernel's scalar parameters (every scalar but the int attributes)."""
-        return tuple(Param(s.name, "like-input" if s.kind == "like-input" else "f32")
-                     for s in self.scalars if s.is_kernel_param)
+        return tuple(Param(s.name, "like-input" if s.kind == ScalarKind.LIKE_INPUT else "f32") for s in self.scalars)
 
     @cached_property
     def kernel_inputs(self) -> tuple[str, ...]:
@@ -377,16 +391,44 @@ class Operator:
 
     # -- kernels ---------------------------------------------------------------------------------
 
+    def formula_for(self, variant: Variant) -> tuple[Callable, tuple[str, ...]]:
+        """(formula, kernel argument names) of `variant`: with optional inputs left out, the
+        formula receives each one's declared default (or None) in its place."""
+        if not variant.absent:
+            return self.formula, self.kernel_arg_names
+        absent = {self.inputs[k]: self.tensor(self.inputs[k]).default for k in variant.absent}
+        names = tuple(n for n in self.kernel_arg_names if n not in absent)
+        head = self.kernel_arg_names[: len(self.kernel_inputs) + len(self.params)]  # then the attributes
+        formula = self.formula
+
+        def with_defaults(*args):
+            given = iter(args)
+            return formula(*[absent[n] if n in absent else next(given) for n in head], *given)
+
+        with_defaults.__wrapped__ = formula  # type: ignore[attr-defined]  # the tracer names the user's lines
+        with_defaults.__name__ = getattr(formula, "__name__", "formula")
+        return with_defaults, names
+
     def kernel(self, variant: Variant, options: Options | None = None) -> Kernel:
         """The compiled kernel of `variant` (compiled now, or from the compile cache)."""
         return cache.kernels.get(self, variant, options or self.options or Options.from_knobs())
 
-    def variant(self, inputs: Sequence[dt.DType], rank: int = 1, layouts: Sequence[str] | None = None) -> Variant:
-        """The kernel variant for kernel-input dtypes `inputs` (one dtype repeats for every input)."""
+    def variant(self, inputs: Sequence[dt.DType], rank: int = 1, layouts: Sequence[str] | None = None,
+                attrs: tuple | None = None) -> Variant:
+        """The kernel variant for kernel-input dtypes `inputs` (one dtype repeats for every input)
+        and attribute values `attrs` (default: their samples). A formula that reduces reduces
+        the last dim (the shape tools and `aclgen compile` show)."""
         ins = tuple(inputs) if len(inputs) > 1 else tuple(inputs) * len(self.kernel_inputs)
         out = dt.dtype(self.result_dtype(*(d.name for d in ins)))
-        n = len(self.kernel_inputs) + len(self.kernel_outputs)
-        return Variant(ins, (out,) * len(self.kernel_outputs), rank, tuple(layouts or ("contiguous",) * n))
+        outs = tuple(dt.dtype(d) if (d := self.tensor(n).dtype) else out for n in self.kernel_outputs)
+        attrs = self.attr_samples if attrs is None else attrs
+        graph = self.graph_for(attrs)
+        reduced = 1 if graph.reductions() else 0
+        if reduced:
+            rank = max(rank, 2)
+        lay = tuple(layouts or ["contiguous"] * len(self.kernel_inputs)
+                    + ["broadcast" if row and reduced else "contiguous" for row in graph.row_results()])
+        return Variant(ins, outs, rank, lay, attrs, reduced)
 
     def __repr__(self) -> str:
         return f"<operator {self.signature}>"

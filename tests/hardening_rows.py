@@ -15,7 +15,7 @@ import aclgen.aclnn as aclnn
 from aclgen.tools.run import input_shapes
 from tests import declared_ops
 from tests import reference as ref
-from tests.registry import builtins, resolve
+from tests.registry import builtins, extras, resolve
 
 F, I8, B = acl.ACL_FLOAT, acl.ACL_INT8, acl.ACL_BF16
 ND = acl.ACL_FORMAT_ND
@@ -62,7 +62,7 @@ def args(op, g=None, x=None, out=None, p="default"):
         ins[0] = g
     if x is not None:
         ins[-1] = x
-    scalars = [s.sample if s.kind == "int" else sc(s.sample) for s in o.scalars]
+    scalars = [s.sample if s.kind == "int64" else sc(s.sample) for s in extras(o)]
     if scalars and p != "default":
         scalars[0] = p
     outs = [t((4, 4)) for _ in o.outputs]
@@ -206,7 +206,7 @@ def _replace(op, slot, v):
 def _all(op, shape=(4, 4), dtype=F):
     """Every tensor of `shape` and `dtype`, scalars 0.5."""
     o = resolve(op)
-    return (*[t(shape, dtype) for _ in o.inputs], *[sc(0.5) for _ in o.scalars], *[t(shape, dtype) for _ in o.outputs])
+    return (*[t(shape, dtype) for _ in o.inputs], *[sc(0.5) for _ in extras(o)], *[t(shape, dtype) for _ in o.outputs])
 
 
 def _mixed(op):
@@ -229,7 +229,7 @@ def _outside(op):
 def _rank9(op):
     o = resolve(op)
     nine = (1,) * 9
-    return (*[t(nine) for _ in o.inputs], *[sc(0.5) for _ in o.scalars], *[t(nine) for _ in o.outputs])
+    return (*[t(nine) for _ in o.inputs], *[sc(0.5) for _ in extras(o)], *[t(nine) for _ in o.outputs])
 
 
 HUGE = 2**40
@@ -242,7 +242,7 @@ ROWS = {
                        ("scalar", lambda: sc()), ("destroyed", destroyed_tensor))},
     # --- ... and of every aclScalar parameter ---------------------------------------------------
     **{f"{op}-param-{kind}": (lambda op=op, v=v: phase1(op, *args(op, p=v())))
-       for op, o in OPERATORS.items() if o.scalars and o.scalars[0].kind != "int"
+       for op, o in OPERATORS.items() if extras(o) and extras(o)[0].kind != "int64"
        for kind, v in (("none", lambda: None), ("str", lambda: "0.5"), ("float", lambda: 0.5),
                        ("tensor", lambda: t()), ("destroyed", lambda: _destroyed_scalar()))},
     **{f"swiglu-dim-{kind}": (lambda v=v: phase1("swiglu", *args("swiglu", p=v)))

@@ -25,7 +25,7 @@ import aclgen.aclnn as aclnn
 from aclgen import cache
 from aclgen.declaration import Operator
 from tests import reference as ref
-from tests.registry import builtins, resolve, union_dtypes
+from tests.registry import builtins, extras, resolve, union_dtypes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -58,11 +58,11 @@ class OpInfo:
     @property
     def param(self) -> str | None:
         """The scalar parameter's name ("lambd", "threshold", "dim") or None."""
-        return self.op.scalars[0].name if self.op.scalars else None
+        return extras(self.op)[0].name if extras(self.op) else None
 
     @property
     def param_kind(self) -> str | None:
-        return self.op.scalars[0].kind if self.op.scalars else None
+        return extras(self.op)[0].kind if extras(self.op) else None
 
     @property
     def broadcast(self) -> bool:

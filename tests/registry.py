@@ -35,3 +35,9 @@ def function(key: str) -> Function:
 def union_dtypes(op: Operator) -> tuple[str, ...]:
     """Every dtype some SoC profile accepts, in first-seen order."""
     return tuple(d.name for d in op.all_dtypes())
+
+
+def extras(op) -> tuple:
+    """The declarations of the C arguments between an operator's tensors: its aclScalars, then
+    its attributes (`kind` "int64" for SwiGluGrad's dim)."""
+    return (*op.scalars, *op.attrs)

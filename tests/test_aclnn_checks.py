@@ -174,7 +174,7 @@ CASES = [
     ("sw-ygrad-other-dim", "swiglu", None, lambda: (t((2, 2)), t((2, 4)), 0, t((2, 4))), TILING,
      f"{SW}: yGrad shape [2, 2] must equal x shape with dim 0 halved [1, 4]"),
     ("sw-dim-not-int", "swiglu", None, lambda: (t((2, 2)), t((2, 4)), 1.0, t((2, 4))), INVALID,
-     f"{SW}: dim must be an int, got 1.0"),
+     f"{SW}: dim must be an int64 (int64_t), got 1.0"),
     ("sw-shape-before-dim", "swiglu", None, lambda: (t((2, 2)), t((2, 4)), 5, t((2, 3))), INVALID,
      "out shape [2, 3] must equal x shape [2, 4]"),
     ("sw-dim0-ok", "swiglu", None, lambda: (t((1, 4)), t((2, 4)), 0, t((2, 4))), 0, None),

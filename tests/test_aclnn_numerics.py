@@ -13,7 +13,7 @@ from aclgen.declaration import SOCS
 from aclgen.tools.run import input_shapes
 from tests import aclnn_reference as ref
 from tests.aclnn_helpers import call
-from tests.registry import builtins, resolve
+from tests.registry import builtins, extras, resolve
 
 CODE = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16, "bfloat16": acl.ACL_BF16, "int8": acl.ACL_INT8,
         "int32": acl.ACL_INT32, "int64": acl.ACL_INT64, "uint8": acl.ACL_UINT8}
@@ -49,13 +49,13 @@ def op_dtypes():
 def run_op(key, g, x, out, param=None, dim=-1):
     """Two-phase call on numpy-backed tensors; returns the status."""
     tg, tx, to = acl.from_numpy(g), acl.from_numpy(x), acl.from_numpy(out)
-    scalars = [dim if s.kind == "int" else acl.create_scalar(param, acl.ACL_DOUBLE) for s in resolve(key).scalars]
+    scalars = [dim if s.kind == "int64" else acl.create_scalar(param, acl.ACL_DOUBLE) for s in extras(resolve(key))]
     return call(key, tg, tx, *scalars, to)
 
 
 def reference(key, g, x, param=None):
     op = resolve(key)
-    return getattr(ref, op.python_name)(g, x, *([param] if op.scalars else []))
+    return getattr(ref, op.python_name)(g, x, *([param] if extras(op) else []))
 
 
 def check(key, out, g, x, param=None, dim=-1):

@@ -16,6 +16,7 @@ import pytest
 
 from tests.hardening_rows import OPERATORS, ROWS, SLOTS, slot_index
 from tests.hardening_support import report, run_json
+from tests.registry import extras
 
 NULL, INVALID, TILING, INNER_NULL, RUNTIME = 161001, 161002, 561002, 561103, 361001
 TYPE = {"str": "str", "float": "float", "list": "list", "ndarray": "ndarray", "scalar": "AclScalar",
@@ -31,8 +32,8 @@ def expected() -> dict[str, tuple[int, str]]:
             e[f"{op}-{slot}-destroyed"] = (INVALID, f"{o.api}: {name} was destroyed")
             for kind in ("str", "float", "list", "ndarray", "scalar"):
                 e[f"{op}-{slot}-{kind}"] = (INVALID, f"{o.api}: {name} must be an aclTensor, got {TYPE[kind]}")
-        if o.scalars and o.scalars[0].kind != "int":
-            name = o.scalars[0].name
+        if extras(o) and extras(o)[0].kind != "int64":
+            name = extras(o)[0].name
             e[f"{op}-param-none"] = (NULL, f"{o.api}: {name} is nullptr")
             e[f"{op}-param-destroyed"] = (INVALID, f"{o.api}: {name} was destroyed")
             for kind in ("str", "float", "tensor"):
@@ -59,9 +60,10 @@ def expected() -> dict[str, tuple[int, str]]:
             e[f"{op}-default-view-outside-storage"] = (INVALID, f"{o.api}: {first} view (dims [4, 4], strides [4, 1], "
                                                                 f"offset 1) reaches element 16, outside its storage")
             e[f"{op}-default-empty-ok"] = (0, "")
-    for kind, got in (("none", "None"), ("str", "'1'"), ("float", "1.5")):
-        e[f"swiglu-dim-{kind}"] = (INVALID, f"aclnnSwiGluGrad: dim must be an int, got {got}")
-    e["swiglu-dim-big"] = (TILING, f"aclnnSwiGluGrad: dim {2**70} is outside [-2, 1]")
+    e["swiglu-dim-none"] = (NULL, "aclnnSwiGluGrad: dim is nullptr")
+    for kind, got in (("str", "'1'"), ("float", "1.5")):
+        e[f"swiglu-dim-{kind}"] = (INVALID, f"aclnnSwiGluGrad: dim must be an int64 (int64_t), got {got}")
+    e["swiglu-dim-big"] = (INVALID, f"aclnnSwiGluGrad: dim {2**70} does not fit an int64")
     e["swiglu-dim-neg-out"] = (TILING, "aclnnSwiGluGrad: dim -3 is outside [-2, 1] for x of 2 dims")
     e["swiglu-dim-out"] = (TILING, "aclnnSwiGluGrad: dim 2 is outside [-2, 1] for x of 2 dims")
     hs = "aclnnHardswishBackward:"

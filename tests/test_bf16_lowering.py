@@ -20,7 +20,8 @@ SIZES = (1, 15, 16, 17, 37, 1000, 4099)
 def kernel(op: str, dtype: str = "bfloat16"):
     o, d = OPERATORS[op], dt.dtype(dtype)
     n_in, n_out = len(o.kernel_inputs), len(o.kernel_outputs)
-    return o.kernel(Variant((d,) * n_in, (d,) * n_out, 1, ("contiguous",) * (n_in + n_out)), Options.from_knobs())
+    return o.kernel(Variant((d,) * n_in, (d,) * n_out, 1, ("contiguous",) * (n_in + n_out), o.attr_samples),
+                    Options.from_knobs())
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

@@ -141,7 +141,7 @@ def test_float_to_int_stores_round_to_even_and_saturate(width, out):
 def test_streaming_stores_only_for_a_lone_output_stream():
     o = OPERATORS["swi_glu_grad"]
     f = dt.float32
-    k = o.kernel(Variant((f, f, f), (f, f), 1, ("contiguous",) * 5), Options.from_knobs(nontemporal=True))
+    k = o.kernel(Variant((f, f, f), (f, f), 1, ("contiguous",) * 5, o.attr_samples), Options.from_knobs(nontemporal=True))
     assert "!nontemporal" not in k.ir["llvm"] and "vmovntps" not in k.asm
 
 

@@ -203,7 +203,7 @@ def test_fma_auto_follows_the_target():
     """expand-math's ACLGEN_FMA=auto asks the target: SwiGluGrad's sigmoid has FMAs on haswell, none
     on generic (no FMA there)."""
     swi = OPERATORS["swi_glu_grad"]
-    variant = Variant((dt.float32,) * 3, (dt.float32,) * 2, 1, ("contiguous",) * 5)
+    variant = Variant((dt.float32,) * 3, (dt.float32,) * 2, 1, ("contiguous",) * 5, swi.attr_samples)
 
     def asm(**env):
         with overridden(**env):

@@ -20,6 +20,7 @@ WIDTHS = (1, 4, 8, 16)
 DRIVER = r'''
 import ctypes, json, mmap
 import numpy as np
+from tests.registry import extras
 import aclgen.acl as acl, aclgen.aclnn as aclnn
 from aclgen.tools.run import input_shapes
 from tests.hardening_support import OPS, NP, CODE, values
@@ -71,7 +72,7 @@ def call(key, dtype, n, mode, strided):
         assert t is not None, acl.get_recent_err_msg()
         hosts.append(host); ptrs.append(addr); tensors.append(t)
     t = 0.0 if dtype == "int64" else 0.5  # INT64 thresholds: Ascend950, |t| <= FLT_EPSILON
-    scalars = [s.default if s.kind == "int" else acl.create_scalar(t, acl.ACL_FLOAT) for s in op.scalars]
+    scalars = [s.default if s.kind == "int64" else acl.create_scalar(t, acl.ACL_FLOAT) for s in extras(op)]
     a = [*tensors[:n_in], *scalars, *tensors[n_in:]]
     if dtype == "int64":
         acl.set_soc_version("Ascend950")

@@ -85,7 +85,7 @@ def variant_limit(key: str) -> int:
 
 def splits(info) -> bool:
     """Kernel operands that are halves of a tensor along an int attribute `dim` (SwiGluGrad)."""
-    return info.op.kernel_operands is not None and info.param_kind == "int"
+    return info.op.kernel_operands is not None and info.param_kind == "int64"
 
 
 def profile(key: str):
@@ -299,7 +299,7 @@ def _run(c: dict, info) -> bool:
         ins = [np_view(hosts[buffers[k]], views[k]) for k in range(2)]
         args = list(tensors[:2])
         scalar = None
-        if info.param_kind == "int":
+        if info.param_kind == "int64":
             args.append(c["dim"])
         elif info.param is not None:
             scalar = acl.create_scalar(param, c["param_code"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aclgen.declaration import snake
 from aclgen.runtime import constants as C
 
 # The embedding module exports each Python-implemented function under this prefix; the public
@@ -95,6 +96,13 @@ FUNCTIONS: tuple[Function, ...] = (
     _f(META, "aclnnStatus", "aclDestroyTensor", "const aclTensor* tensor"),
     _f(META, "aclScalar*", "aclCreateScalar", "void* value", "aclDataType dataType"),
     _f(META, "aclnnStatus", "aclDestroyScalar", "const aclScalar* scalar"),
+    _f(META, "aclIntArray*", "aclCreateIntArray", "const int64_t* value", "uint64_t size"),
+    _f(META, "aclnnStatus", "aclDestroyIntArray", "const aclIntArray* array"),
+    _f(META, "aclFloatArray*", "aclCreateFloatArray", "const float* value", "uint64_t size"),
+    _f(META, "aclnnStatus", "aclDestroyFloatArray", "const aclFloatArray* array"),
+    _f(META, "aclBoolArray*", "aclCreateBoolArray", "const bool* value", "uint64_t size"),
+    _f(META, "aclnnStatus", "aclDestroyBoolArray", "const aclBoolArray* array"),
+    _f(META, "aclnnStatus", "aclGetIntArraySize", "const aclIntArray* array", "uint64_t* size"),
     _f(META, "aclnnStatus", "aclSetAclOpExecutorRepeatable", "aclOpExecutor* executor"),
     _f(META, "aclnnStatus", "aclDestroyAclOpExecutor", "aclOpExecutor* executor"),
     _f(META, "aclnnStatus", "aclGetViewShape", "const aclTensor* tensor", "int64_t** viewDims",
@@ -170,13 +178,20 @@ def formats() -> dict[str, int]:
 # ------------------------------------------------------------------------------ the operators
 
 
+def c_type(op, name: str) -> str:
+    """The C type of argument `name` of a declared operator: inputs `const aclTensor*`, outputs
+    `aclTensor*`, aclScalars `const aclScalar*`, attributes their kind's C type."""
+    kind = op.kinds[name]
+    if kind == "attr":
+        return next(a.kind.c_type for a in op.attrs if a.name == name)
+    return {"input": "const aclTensor*", "output": "aclTensor*", "scalar": "const aclScalar*"}[kind]
+
+
 def operator_functions(op) -> tuple[Function, Function]:
     """aclnn<Name>GetWorkspaceSize and aclnn<Name> of a declared operator (aclgen.declaration):
-    inputs `const aclTensor*`, aclScalar parameters `const aclScalar*`, int attributes
-    `int64_t`, outputs `aclTensor*`, then the workspace size and executor out-parameters."""
-    params = [Param("const aclTensor*", n) for n in op.inputs]
-    params += [Param("int64_t" if s.kind == "int" else "const aclScalar*", s.name) for s in op.scalars]
-    params += [Param("aclTensor*", n) for n in op.outputs]
+    its arguments in CANN's order (`c_type`), then the workspace size and executor
+    out-parameters."""
+    params = [Param(c_type(op, n), n) for n in op.arg_names]
     params += [Param("uint64_t*", "workspaceSize"), Param("aclOpExecutor**", "executor")]
     header = header_name(op)
     phase1 = Function(f"{op.api}GetWorkspaceSize", "aclnnStatus", tuple(params), header)
@@ -187,5 +202,6 @@ def operator_functions(op) -> tuple[Function, Function]:
 
 
 def header_name(op) -> str:
-    """CANN's operator header name: aclnn_<operator in snake case>.h (aclnn_swi_glu_grad.h)."""
-    return f"aclnn_{op.python_name}.h"
+    """CANN's operator header name: aclnn_ and the aclnn name in snake case (aclnn_swi_glu_grad.h,
+    aclnn_gelu_v2.h), whatever the formula's Python name."""
+    return f"aclnn_{snake(op.name)}.h"

@@ -15,6 +15,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
+from aclgen.runtime.array import AclArray
 from aclgen.runtime.executor import Executor
 from aclgen.runtime.scalar import AclScalar
 from aclgen.runtime.stream import Stream
@@ -100,3 +101,4 @@ tensors: Handles[AclTensor] = Handles(1)
 scalars: Handles[AclScalar] = Handles(2)
 executors: Handles[Executor] = Handles(3, _dead_executor)  # dead: (api, state)
 streams: Handles[Stream] = Handles(4)
+arrays: Handles[AclArray] = Handles(5)  # aclIntArray, aclFloatArray, aclBoolArray

@@ -104,7 +104,7 @@ constexpr aclnnStatus OK = 0;
 #endif
 
 {_functions(abi.META, "ACL_FUNC_VISIBILITY ")}"""
-    return _guard("OP_API_INC_ACL_META_H_", body, ["<stdint.h>", "<stdlib.h>", '"acl/acl_base.h"'])
+    return _guard("OP_API_INC_ACL_META_H_", body, ["<stdint.h>", "<stdlib.h>", "<stdbool.h>", '"acl/acl_base.h"'])
 
 
 def aclnn_base() -> str:

@@ -23,17 +23,19 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 from aclgen import ops
 from aclgen.capi import abi
-from aclgen.capi.handles import UnknownPointer, executors, scalars, streams, tensors
+from aclgen.capi.handles import UnknownPointer, arrays, executors, scalars, streams, tensors
 from aclgen.declaration import lookup
-from aclgen.runtime import api, rt
+from aclgen.runtime import api, array, rt
 from aclgen.runtime import constants as C
-from aclgen.runtime.errors import fail, recent
+from aclgen.runtime.array import AclArray
+from aclgen.runtime.errors import AclError, fail, kind_of, recent
 from aclgen.runtime.executor import CONSUMED, DESTROYED, Executor, execute
 from aclgen.runtime.scalar import AclScalar
 from aclgen.runtime.stream import Stream
 from aclgen.runtime.tensor import AclTensor
 
 MAX_DIMS = 1024  # longer dims arrays are refused before they are read (a garbage count, not a shape)
+MAX_ARRAY = 1 << 20  # likewise for aclCreate*Array
 INVALID, NULL, INNER_NULL = C.ACL_ERROR_INVALID_PARAM, C.ACLNN_ERR_PARAM_NULLPTR, C.ACLNN_ERR_INNER_NULLPTR
 _ffi: Any = None  # the embedding module's ffi and lib, set by install()
 _lib: Any = None
@@ -254,6 +256,71 @@ def aclDestroyScalar(handle: int) -> int:
     return _report(ret)
 
 
+def _create_array(kind: str, ctype: str, value: int, size: int) -> int:
+    name = f"aclCreate{kind.removeprefix('acl')}"
+    if not value and size:
+        _report(fail(NULL, f"{name}: value is nullptr but size is {size}"))
+        return 0
+    if size > MAX_ARRAY:
+        _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"{name}: size {size} is more than {MAX_ARRAY}"))
+        return 0
+    assert _ffi is not None
+    items = list(_ffi.unpack(_ffi.cast(f"{ctype} *", value), size)) if size else []
+    try:
+        a = array.create(kind, items)
+    except AclError as e:
+        _report(fail(e.status, f"{name}: {e.message}"))
+        return 0
+    return arrays.add(a)
+
+
+def _destroy_array(kind: str, handle: int) -> int:
+    if not handle:
+        return 0
+    a = arrays.get(handle)
+    if not isinstance(a, AclArray) or a.kind != kind or a.destroyed:
+        return _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"aclDestroy{kind.removeprefix('acl')}: {kind_of(a)} is not a "
+                                                       f"live {kind}"))
+    a.destroyed = True
+    arrays.kill(handle, a)
+    return 0
+
+
+def aclCreateIntArray(value: int, size: int) -> int:
+    return _create_array(array.ARRAY_INT, "int64_t", value, size)
+
+
+def aclCreateFloatArray(value: int, size: int) -> int:
+    return _create_array(array.ARRAY_FLOAT, "float", value, size)
+
+
+def aclCreateBoolArray(value: int, size: int) -> int:
+    return _create_array(array.ARRAY_BOOL, "bool", value, size)
+
+
+def aclDestroyIntArray(handle: int) -> int:
+    return _destroy_array(array.ARRAY_INT, handle)
+
+
+def aclDestroyFloatArray(handle: int) -> int:
+    return _destroy_array(array.ARRAY_FLOAT, handle)
+
+
+def aclDestroyBoolArray(handle: int) -> int:
+    return _destroy_array(array.ARRAY_BOOL, handle)
+
+
+def aclGetIntArraySize(handle: int, size_out: int) -> int:
+    if not handle or not size_out:
+        return _report(fail(NULL, f"aclGetIntArraySize: {'array' if not handle else 'size'} is nullptr"))
+    a = arrays.get(handle)
+    if not isinstance(a, AclArray) or a.kind != array.ARRAY_INT or a.destroyed:
+        return _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"aclGetIntArraySize: {kind_of(a)} is not a live aclIntArray"))
+    assert _ffi is not None
+    _ffi.cast("uint64_t *", size_out)[0] = len(a.values)
+    return 0
+
+
 def _live_tensor(name: str, handle: int, *outs: int):
     """The tensor of a query's handle, or the status (161001 NULL, 161002 not a live tensor)."""
     if not handle or not all(outs):
@@ -344,13 +411,14 @@ def aclnnFinalize() -> int:
 
 
 def phase1(op) -> Callable:
-    """aclnn<Op>GetWorkspaceSize(inputs..., scalars..., outputs..., workspaceSize*, executor**).
+    """aclnn<Op>GetWorkspaceSize(<arguments in CANN's order>..., workspaceSize*, executor**).
 
     Generated with the operator's arity, so a call is a handful of dict lookups around the
     runtime's phase 1 (a live handle in one C-level lookup, the rest only when it is not live)."""
-    kinds = ["t"] * len(op.inputs) + ["i" if s.kind == "int" else "s" for s in op.scalars] + ["t"] * len(op.outputs)
+    kinds = [_door_kind(op, n) for n in op.arg_names]
     names = [f"a{i}" for i in range(len(kinds))]
-    look = {"t": "(T({0}) or TG({0})) if {0} else None", "s": "(S({0}) or SG({0})) if {0} else None", "i": "{0}"}
+    look = {"t": "(T({0}) or TG({0})) if {0} else None", "s": "(S({0}) or SG({0})) if {0} else None",
+            "a": "(A({0}) or AG({0})) if {0} else None", "c": "STR({0}) if {0} else None", "v": "{0}"}
     objs = ", ".join(look[k].format(n) for k, n in zip(kinds, names))
     name = f"{op.api}GetWorkspaceSize"
     source = (
@@ -367,13 +435,31 @@ def phase1(op) -> Callable:
     def nullptr_out(ws_out: int) -> int:
         return _report(fail(NULL, f"{name}: {'workspaceSize' if not ws_out else 'executor'} is nullptr"))
 
-    namespace = {"T": tensors.live, "TG": tensors.get, "S": scalars.live, "SG": scalars.get, "op": op,
+    namespace = {"T": tensors.live, "TG": tensors.get, "S": scalars.live, "SG": scalars.get, "A": arrays.live,
+                 "AG": arrays.get, "STR": _c_string, "op": op,
                  "check": api.phase1, "report": _report, "nullptr_out": nullptr_out, "add": executors.add,
                  "put_plan": _lib.aclgen_put_plan}
     exec(compile(source, f"<aclgen C ABI {name}>", "exec"), namespace)
     fn = namespace["get_workspace_size"]
     fn.__name__ = name
     return fn
+
+
+def _door_kind(op, name: str) -> str:
+    """How the C door reads argument `name`: t(ensor), s(calar) or a(rray) handles, a C string
+    (c), or a plain value (v: bool, int64_t, float, double)."""
+    kind = op.kinds[name]
+    if kind in ("input", "output"):
+        return "t"
+    if kind == "scalar":
+        return "s"
+    c_type = abi.c_type(op, name)
+    return "a" if "Array" in c_type else "c" if c_type == "const char*" else "v"
+
+
+def _c_string(address: int) -> str:
+    assert _ffi is not None
+    return _ffi.string(_ffi.cast("char *", address)).decode("utf-8", "replace")
 
 
 def phase2(op) -> Callable:

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 import aclgen
-from aclgen import KernelOperands, Scalar, f32, select, sigmoid
+from aclgen import Attr, KernelOperands, f32, select, sigmoid
 from aclgen.runtime import constants as C
 from aclgen.runtime.tensor import fmt_dims
 
@@ -90,7 +90,7 @@ EXAMPLE = aclgen.Example(
 @aclgen.operator(
     "SwiGluGrad",
     inputs=("yGrad", "x"),
-    scalars=(Scalar("dim", kind="int", default=-1),),
+    attrs=(Attr("dim", "int64", default=-1),),
     outputs=("out",),
     dtypes={
         "Ascend910B": A2,
@@ -107,7 +107,7 @@ EXAMPLE = aclgen.Example(
     input_shapes=input_shapes,
     examples=(EXAMPLE,),
 )
-def swi_glu_grad(y_grad, a, b):
+def swi_glu_grad(y_grad, a, b, dim):
     """The gradient of SwiGLU(x) = silu(A) * B along `dim`, applied to `yGrad`."""
     s = sigmoid(a)
     # For A < -103.97, sigmoid(A) > 0 underflows f32 to 0, and inf * 0 would give NaN where the

@@ -4,8 +4,8 @@ A `Call` holds one GetWorkspaceSize call's arguments under CANN's parameter name
 checks one thing and raises AclError with CANN's code and one line naming the API, the
 parameter, what was expected and what was given. `default(call)` is SPEC §6's order; an
 operator whose CANN checks differ (another order, other codes) declares its own `check(call)`
-made of the same steps. A check leaves the iteration shape in `call.shape` (and SwiGluGrad-like
-int attributes, as the kernel hooks need them, in `call.attrs`).
+made of the same steps. A check leaves the iteration shape in `call.shape` and the attributes'
+values, checked and normalized, in `call.attrs`.
 
 The views' soundness (§1: inside storage and allocation, memory not freed, outputs writable)
 is checked by the planner after these steps, before the empty-tensor return.
@@ -13,9 +13,9 @@ is checked by the planner after these steps, before the empty-tensor return.
 
 from __future__ import annotations
 
-from operator import index
-
+from aclgen.declaration import AttrError
 from aclgen.runtime import constants as C
+from aclgen.runtime.array import AclArray
 from aclgen.runtime.errors import AclError, kind_of
 from aclgen.runtime.scalar import AclScalar
 from aclgen.runtime.soc import settings
@@ -57,7 +57,7 @@ class Call:
         self.api: str = op.api
         self.values: dict = dict(zip(op.arg_names, args))
         self.shape: tuple[int, ...] | None = None  # what the outputs span; set by the check
-        self.attrs: dict[str, int] = {}
+        self.attrs: dict[str, object] = {}
         self.axes: tuple[int, ...] | None = None  # the dims of `shape` the formula reduces; set with it
 
     @property
@@ -96,34 +96,55 @@ class Call:
             return self.error(INVALID, f"{name} must be {what}, got {kind_of(value)}")
         return self.error(INVALID, f"{name} was destroyed")
 
-    def integer(self, name: str) -> int:
-        """An int64_t attribute: a Python int (or an object with __index__), not a bool."""
+    def attr(self, name: str):
+        """An attribute's value, checked against its kind and normalized (an aclIntArray & co.
+        as a tuple); kept in `attrs` for the plan. None -> 161001; another kind -> 161002."""
+        decl = next(a for a in self.op.attrs if a.name == name)
         v = self.values[name]
-        if type(v) is int:
-            return v
-        if not isinstance(v, bool):
-            try:
-                return index(v)
-            except TypeError:
-                pass
-        raise self.error(INVALID, f"{name} must be an int, got {v!r}")
+        if v is None:
+            raise self.error(NULL, f"{name} is nullptr")
+        if isinstance(v, AclArray):
+            if v.destroyed:
+                raise self.error(INVALID, f"{name} was destroyed")
+            v = v.values
+        try:
+            value = decl.value(v)
+        except AttrError as exc:
+            raise self.error(INVALID, f"{name} {exc}") from None
+        self.attrs[name] = value
+        return value
+
+    def integer(self, name: str) -> int:
+        """An int64 attribute's value (see `attr`)."""
+        return self.attr(name)
 
     def present(self, *names: str) -> None:
-        """The named arguments (default: every one, in C order) present and of their kind."""
-        kinds = {s.name: s.kind for s in self.op.scalars}
-        for name in names or self.op.arg_names:
-            kind = kinds.get(name)
-            if kind is None:
+        """The named arguments (default: every one, in C order) present and of their kind; an
+        optional tensor or scalar may be None."""
+        op = self.op
+        for name in names or op.arg_names:
+            kind = op.kinds[name]
+            if kind == "attr":
+                self.attr(name)
+            elif kind == "scalar":
+                if self.values[name] is not None or not self.optional_scalar(name):
+                    self.scalar(name)
+            elif self.values[name] is not None or not op.tensor(name).optional:
                 self.tensor(name)
-            elif kind == "int":
-                self.integer(name)
-            else:
-                self.scalar(name)
+
+    def given(self, names) -> tuple[str, ...]:
+        """`names` without the optional tensors the call leaves out (None)."""
+        return tuple(n for n in names if self.values[n] is not None or not self.op.tensor(n).optional)
+
+    def optional_scalar(self, name: str) -> bool:
+        return any(s.name == name and s.optional for s in self.op.scalars)
 
     # -- dtypes ----------------------------------------------------------------------------------
 
     def tensors(self, names) -> list[tuple[str, AclTensor]]:
-        names = names or (*self.op.inputs, *self.op.outputs)
+        """The named tensors (default: every tensor given: an optional one may be absent)."""
+        names = names or [n for n in (*self.op.inputs, *self.op.outputs)
+                          if self.values[n] is not None or not self.op.tensor(n).optional]
         return [(n, self.tensor(n)) for n in names]
 
     def dtype_in(self, *names: str, allowed_codes: tuple[frozenset, str] | None = None) -> None:
@@ -144,10 +165,10 @@ class Call:
 
     def result_dtype(self, status: int = INVALID) -> int:
         """The outputs have the dtype the operator's `promote` gives for its inputs'."""
-        ins = [(n, self.tensor(n)) for n in self.op.inputs]
+        ins = [(n, self.tensor(n)) for n in self.given(self.op.inputs)]
         names = [C.KERNEL_DTYPE[t.dtype].name if t.dtype in C.KERNEL_DTYPE else "" for _, t in ins]
         want = C.CODE_OF_DTYPE.get(self.op.result_dtype(*names), C.ACL_DT_UNDEFINED)
-        for name in self.op.outputs:
+        for name in self.given(self.op.outputs):
             t = self.tensor(name)
             if t.dtype != want:
                 of = " and ".join(f"{n} {C.dtype_name(x.dtype)}" for n, x in ins)
@@ -167,18 +188,19 @@ class Call:
         """Each named tensor (default: every input) has `ref`'s shape (the first input's)."""
         ref = ref or self.op.inputs[0]
         r = self.tensor(ref)
-        for name, t in self.tensors(names or self.op.inputs):
+        for name, t in self.tensors(names or self.given(self.op.inputs)):
             if t.view_dims != r.view_dims:
                 raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must equal {ref} shape "
                                           f"{fmt_dims(r.view_dims)}")
         return r.view_dims
 
     def broadcast(self, *names: str) -> tuple[int, ...]:
-        """The numpy broadcast shape of the named tensors (default: the inputs), else 161002."""
-        names = names or self.op.inputs
-        shape = self.tensor(names[0]).view_dims
+        """The numpy broadcast shape of the named tensors (default: the inputs given), else 161002."""
+        names = names or self.given(self.op.inputs)
+        rank = max(len(self.tensor(n).view_dims) for n in names if self.op.tensor(n).along is None)
+        shape = self.dims(names[0], rank)
         for k, name in enumerate(names[1:], 1):
-            dims = self.tensor(name).view_dims
+            dims = self.dims(name, rank)
             if dims == shape:
                 continue
             n = max(len(shape), len(dims))
@@ -193,12 +215,26 @@ class Call:
             shape = tuple(out)
         return shape
 
+    def dims(self, name: str, rank: int) -> tuple[int, ...]:
+        """Tensor `name`'s dims as it broadcasts: its own, or for a 1-D tensor declared `along`
+        dim k (Prelu's weight), its length at dim k of a `rank`-dim space and 1 elsewhere."""
+        t = self.tensor(name)
+        along = self.op.tensor(name).along
+        if along is None:
+            return t.view_dims
+        if len(t.view_dims) > 1 or not -rank <= along < rank:
+            raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must be 1-D, one value per element of "
+                                      f"dim {along} (or one value)")
+        k = along % rank
+        n = t.view_dims[0] if t.view_dims else 1
+        return tuple(n if j == k else 1 for j in range(rank))
+
     def out_shape(self, shape: tuple[int, ...], *names: str) -> None:
         """Each named output (default: every output) has exactly `shape`, the iteration shape —
         or, for an output the formula makes from reductions, `shape` with the reduced dims 1
         (another tensor's shape where it is declared `like` it)."""
         reduced = self.reductions(shape)
-        for name, t in self.tensors(names or self.op.outputs):
+        for name, t in self.tensors(names or self.given(self.op.outputs)):
             want, what = shape, ("the broadcast shape" if self.op.broadcast else f"{self.op.inputs[0]} shape")
             if name in reduced:
                 like = self.op.tensor(name).like

@@ -51,11 +51,16 @@ def _representable(a: np.ndarray) -> bool:
 
 
 def _names(op, names: Sequence[str] | None) -> list[str]:
-    return list(names or [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars))])
+    return list(names or [snake(n) for n in op.python_args])
+
+
+def _after_inputs(op) -> tuple:
+    """The declarations of the Python call's arguments after the inputs: scalars, attributes."""
+    return (*op.scalars, *op.attrs)
 
 
 def _call_method(op, names: list[str]):
-    """`__call__(this, <inputs>, <scalars>, *, out=None)` with the operator's own parameters,
+    """`__call__(this, <inputs>, <scalars>, <attributes>, *, out=None)` with the operator's own parameters,
     generated: the hot path (a replay of a recorded call) then packs no **kwargs. `out` is
     keyword-only, as in torch: a third array passed to a two-input operator is an error naming
     the API, not an output that overwrites it (`*extra` catches it; empty on every good call).
@@ -74,7 +79,8 @@ def _call_method(op, names: list[str]):
             return this._slow((grad_output, self), (), out)
     """
     n_in = len(op.inputs)
-    defaults = {f"_default{k}": s.default for k, s in enumerate(op.scalars) if s.default is not inspect.Parameter.empty}
+    defaults = {f"_default{k}": d.default for k, d in enumerate(_after_inputs(op))
+                if d.default is not inspect.Parameter.empty}
     params = list(names[:n_in])
     for k, name in enumerate(names[n_in:]):
         params.append(f"{name}=_default{k}" if f"_default{k}" in defaults else name)
@@ -103,7 +109,7 @@ def _call_method(op, names: list[str]):
 
 
 class Function:
-    """`op`'s Python face: `fn(*inputs, *scalars, out=None)`, parameters named `names`
+    """`op`'s Python face: `fn(*inputs, *scalars, *attributes, out=None)`, parameters named `names`
     (default: CANN's names in snake_case); `dtypes` picks the variant `kernel` shows (default:
     the first dtype of the default SoC profile for every input). Each operator's function is an
     instance of its own subclass, whose `__call__` has the operator's exact signature."""
@@ -125,11 +131,11 @@ class Function:
         names = _names(op, names)
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params = [inspect.Parameter(n, kind) for n in names[: len(op.inputs)]]
-        params += [inspect.Parameter(n, kind, default=s.default) for n, s in zip(names[len(op.inputs) :], op.scalars)]
+        params += [inspect.Parameter(n, kind, default=d.default) for n, d in zip(names[len(op.inputs) :], _after_inputs(op))]
         params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
         self.__signature__ = inspect.Signature(params)
         self._n_in = len(op.inputs)
-        self._n = self._n_in + len(op.scalars)
+        self._n = self._n_in + len(op.scalars) + len(op.attrs)
         self._single = len(op.outputs) == 1
         self.replays = native.Replays()
         self._dtypes = tuple(dtypes) if dtypes else None
@@ -197,7 +203,7 @@ class Function:
         outs = self.empty_outputs(*args) if out is None else (list(out) if isinstance(out, (tuple, list)) else [out])
         out_tensors = [_output(op, name, o)[1] for name, o in zip(op.outputs, outs)]
         try:
-            executor = api.get_workspace_size(op, (*ins, *values, *out_tensors))
+            executor = api.get_workspace_size(op, _c_args(op, ins, values, args[n + len(op.scalars):], out_tensors))
         except AclError as e:
             raise OperatorError(e.message, e.status) from None
         return executor.template.kernel if executor.template is not None else None
@@ -242,7 +248,7 @@ class Function:
             targets.append(target)
             out_tensors.append(t)
         try:
-            executor = api.get_workspace_size(op, (*ins, *values, *out_tensors))
+            executor = api.get_workspace_size(op, _c_args(op, ins, values, args[n + len(op.scalars):], out_tensors))
             _run(executor)
         except AclError as e:
             raise OperatorError(e.message, e.status) from None
@@ -272,9 +278,9 @@ class Function:
         inputs' aclTensors, or anything with their `view_dims` and `dtype` (torch's fake
         tensors, aclgen/runtime/torch_library.py); `args` the call's inputs and scalars."""
         op = self.op
+        given = args[self._n_in + len(op.scalars):]
         if op.result is not None:
-            attrs = {s.name: v for s, v in zip(op.scalars, args[self._n_in :]) if s.kind == "int"}
-            return op.result(ins, attrs)
+            return op.result(ins, dict(zip((a.name for a in op.attrs), given)))
         present = [t for t in ins if t is not None]
         if not present:
             return [((), C.ACL_FLOAT)] * len(op.outputs)
@@ -284,7 +290,7 @@ class Function:
         code: int = present[0].dtype
         if op.promote is not None and len(present) == len(ins) and all(t.dtype in C.KERNEL_DTYPE for t in ins):
             code = C.CODE_OF_DTYPE.get(op.result_dtype(*(C.KERNEL_DTYPE[t.dtype].name for t in ins)), code)
-        shapes = output_shapes(op, tuple(dims), dict(zip(op.inputs, ins)))
+        shapes = output_shapes(op, tuple(dims), dict(zip(op.inputs, ins)), _attr_values(op, given))
         return [(shape, C.CODE_OF_DTYPE[d] if (d := op.tensor(name).dtype) else code)
                 for name, shape in zip(op.outputs, shapes)]
 
@@ -323,6 +329,14 @@ def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
                     return None
                 out[k] = n
     return tuple(out)
+
+
+def _attr_values(op, given) -> tuple | None:
+    """The attributes' normalized values, or None when one is bad (the API reports it)."""
+    try:
+        return tuple(a.value(v) for a, v in zip(op.attrs, given))
+    except (ValueError, TypeError):
+        return None
 
 
 def output_shapes(op, dims: tuple[int, ...], ins: dict, attrs: tuple | None = None) -> list[tuple[int, ...]]:
@@ -414,11 +428,20 @@ def _converted(op, name: str, a) -> np.ndarray:
     return array
 
 
+def _c_args(op, ins, scalars, attrs, outs) -> tuple:
+    """The API's arguments in CANN's C order (the operator's `arg_names`)."""
+    if not op.order and not op.attrs:
+        return (*ins, *scalars, *outs)
+    by_name = dict(zip(op.inputs, ins)) | dict(zip((s.name for s in op.scalars), scalars)) \
+        | dict(zip((a.name for a in op.attrs), attrs)) | dict(zip(op.outputs, outs))
+    return tuple(by_name[n] for n in op.arg_names)
+
+
 def _scalar(op, decl, value):
     """A scalar argument as the API takes it: an aclScalar (ACL_DOUBLE, read back as f32 like
-    CANN) for aclScalar parameters, the value itself for int attributes. One number: not a
-    string, not an array of several."""
-    if decl.kind == "int" or value is None:
+    CANN); None stays None (an optional scalar's NULL). One number: not a string, not an array
+    of several."""
+    if value is None:
         return value
     api = op.api
     if isinstance(value, (str, bytes)):

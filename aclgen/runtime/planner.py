@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+
 from aclgen import cache
 from aclgen.abi import pack
 from aclgen.codegen import native
@@ -86,22 +88,28 @@ class Template:
 
 
 class _Args:
-    """Where an operator's C arguments are (tensors, int attributes) and its API name: what the
-    memo of checked calls needs on every call, computed once per operator."""
+    """Where an operator's C arguments are (acl objects, plain attribute values) and its API
+    name: what the memo of checked calls needs on every call, computed once per operator."""
 
-    __slots__ = ("api", "ints", "n_in", "objects")
+    __slots__ = ("api", "n_in", "objects", "values")
 
     def __init__(self, op):
-        kinds = ["t"] * len(op.inputs) + [("i" if s.kind == "int" else "s") for s in op.scalars] + ["t"] * len(op.outputs)
+        from aclgen.declaration import AttrKind
+
+        arrays = {a.name for a in op.attrs if AttrKind(a.kind).is_array}
+        kinds = [op.kinds[n] for n in op.arg_names]
         self.api: str = op.api
         self.n_in = len(op.inputs)
-        self.ints = frozenset(k for k, c in enumerate(kinds) if c == "i")  # int64_t attributes
-        self.objects = tuple(k for k, c in enumerate(kinds) if c != "i")  # aclTensors and aclScalars
+        # plain attribute values (bool, int64, float, str): compared by value
+        self.values = frozenset(k for k, (n, c) in enumerate(zip(op.arg_names, kinds)) if c == "attr" and n not in arrays)
+        # aclTensors, aclScalars and acl arrays: compared by serial, looked at again (destroyed?)
+        self.objects = tuple(k for k in range(len(kinds)) if k not in self.values)
 
 
 _args: dict[object, _Args] = {}
 _templates: dict[tuple, Template] = {}
 _checked: dict[tuple, tuple] = {}  # memo key -> (call, kernel arguments, numel)
+_PLAIN = (bool, int, float, str)
 
 
 def _layout(op) -> _Args:
@@ -112,12 +120,13 @@ def _layout(op) -> _Args:
 
 
 def _memo_key(op, lay: _Args, gen: int, args: tuple) -> tuple | None:
-    """(operator, settings, per argument its serial (acl objects) or value (int attributes)), or
-    None when an argument is neither (the full checks report it)."""
+    """(operator, settings, per argument its serial (acl objects) or value (plain attributes)),
+    or None when an argument is neither (the full checks report it)."""
     try:
-        if not lay.ints:
+        if not lay.values:
             return (op, gen, *[a.serial for a in args])
-        return (op, gen, *[(a if type(a) is int else None) if k in lay.ints else a.serial for k, a in enumerate(args)])
+        return (op, gen, *[(a if type(a) in _PLAIN else None) if k in lay.values else a.serial
+                           for k, a in enumerate(args)])
     except AttributeError:  # None or not an acl object
         return None
 
@@ -132,7 +141,7 @@ def reuse(op, args: tuple) -> Executor | None:
     if not MEMO or not _checked:
         return None
     lay = _args.get(op) or _layout(op)
-    if lay.ints:
+    if lay.values:
         key = _memo_key(op, lay, settings().generation, args)
         if key is None:
             return None
@@ -144,7 +153,7 @@ def reuse(op, args: tuple) -> Executor | None:
     hit = _checked.get(key)
     if hit is None:
         return None
-    objects = args if not lay.ints else tuple(args[k] for k in lay.objects)
+    objects = args if not lay.values else tuple(args[k] for k in lay.objects)
     blocks = []
     for a in objects:
         if a.destroyed:
@@ -171,16 +180,16 @@ def overlaps_badly(o: AclTensor, i: AclTensor) -> bool:
 
 def _slots(op, call: checks.Call, first_input: AclTensor) -> tuple[int, ...]:
     """The kernel parameters' launch-record slots: f32 bits, or trunc(t) as an i64 for a
-    like-input scalar next to integer tensors (exact integer compares)."""
+    like-input scalar next to integer tensors (exact integer compares). An optional scalar left
+    out (None) is its declared default."""
     slots = []
     for s in op.scalars:
-        if s.kind == "int":
-            continue
         v = call.values[s.name]
+        f32 = v.f32 if v is not None else float(np.float32(s.default))
         if s.kind == "like-input" and not C.KERNEL_DTYPE[first_input.dtype].is_float:
-            slots.append(truncated(v.f32))
+            slots.append(truncated(f32))
         else:
-            slots.append(v.bits)
+            slots.append(v.bits if v is not None else int(np.float32(f32).view(np.uint32)))
     return tuple(slots)
 
 
@@ -190,10 +199,12 @@ def build(call: checks.Call, args: tuple) -> Executor:
     op, api = call.op, call.api
     lay = _layout(op)
     names = (*op.inputs, *op.outputs)
-    tensors = tuple(call.values[n] for n in names)
+    tensors = tuple(call.values[n] for n in names)  # None: an optional tensor left out
     n_in = lay.n_in
     empty = True  # nothing to compute when every output is empty (a reduced output may not be)
     for k, t in enumerate(tensors):  # guard first: the message is built only on failure
+        if t is None:
+            continue
         b = t.block
         if t.problem is not None or (b is not None and b.freed) or (k >= n_in and (t.readonly or t.repeats)):
             checks.view(api, names[k], t, k >= n_in)
@@ -201,13 +212,14 @@ def build(call: checks.Call, args: tuple) -> Executor:
             empty = False
     if empty:
         return Executor(api, 0, None, (), 0, None, (), ())
-    blocks = tuple(t.block for t in tensors if t.block is not None)  # repeats are harmless
-    ins, outs = tensors[:n_in], tensors[n_in:]
-    staged = tuple(any(o.lo < i.hi and i.lo < o.hi and overlaps_badly(o, i) for i in ins) for o in outs)
-    slots = _slots(op, call, tensors[0])
+    blocks = tuple(t.block for t in tensors if t is not None and t.block is not None)  # repeats are harmless
+    ins, outs = [t for t in tensors[:n_in] if t is not None], tensors[n_in:]
+    staged = tuple(o is not None and any(o.lo < i.hi and i.lo < o.hi and overlaps_badly(o, i) for i in ins)
+                   for o in outs)
+    slots = _slots(op, call, ins[0])
     s = settings()
-    attrs = tuple(call.attrs.values())
-    key = (op, s.generation, call.shape, slots, attrs, staged, *[(t.view_dims, t.strides, t.dtype) for t in tensors])
+    key = (op, s.generation, call.shape, slots, call.attr_values, staged,
+           *[(t.view_dims, t.strides, t.dtype) if t is not None else None for t in tensors])
     tpl = _templates.get(key)
     if tpl is None:
         tpl = _template(call, tensors, staged, slots, s.options, s.threads)
@@ -228,12 +240,25 @@ def build(call: checks.Call, args: tuple) -> Executor:
     return Executor(api, workspace, tpl.call, kargs, tpl.numel, staging, tensors, blocks, tpl)
 
 
+def _broadcast_view(call: checks.Call, name: str, t: AclTensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(dims, strides) of input `t` as it broadcasts: a tensor declared `along` a dim gets its
+    one dim there (aclgen.runtime.checks.Call.dims)."""
+    along = call.op.tensor(name).along
+    if along is None:
+        return t.view_dims, t.strides
+    shape = call.shape or ()
+    dims = call.dims(name, len(shape))
+    k = along % len(shape)
+    stride = t.strides[0] if t.view_dims else 0
+    return dims, tuple(stride if j == k else 0 for j in range(len(shape)))
+
+
 def _bind(tpl: Template, tensors, n_in: int) -> tuple[int, tuple, Staging | None]:
     """(workspace size, kernel arguments, staging) when pointers are not just the tensors'."""
     offsets: dict[int, int] = {}
     size = 0
     for k, o in enumerate(tensors[n_in:], n_in):
-        if any(v.staged and v.tensor == k for v in tpl.views):
+        if o is not None and any(v.staged and v.tensor == k for v in tpl.views):
             offsets[k] = size
             size += -(-(o.numel * o.itemsize) // ALIGN) * ALIGN
     pointers, patches = [], []
@@ -252,10 +277,10 @@ def _bind(tpl: Template, tensors, n_in: int) -> tuple[int, tuple, Staging | None
 def _template(call: checks.Call, tensors, staged, slots, options: Options, threads: int) -> Template:
     op = call.op
     n_in = len(op.inputs)
-    views_in = [View(k, t.view_dims, t.strides) for k, t in enumerate(tensors[:n_in])]
+    views_in = [View(k, *_broadcast_view(call, op.inputs[k], t)) for k, t in enumerate(tensors[:n_in]) if t is not None]
     views_out = [
         View(k, t.view_dims, contiguous_strides(t.view_dims) if st else t.strides, staged=st)
-        for k, (t, st) in enumerate(zip(tensors[n_in:], staged), n_in)
+        for k, (t, st) in enumerate(zip(tensors[n_in:], staged), n_in) if t is not None
     ]
     shape = call.shape
     assert shape is not None  # aclgen.runtime.api checked that the check set it
@@ -263,9 +288,10 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
         shape, views_in, views_out = op.kernel_operands.views(views_in, views_out, call.attrs)
     views = (*views_in, *views_out)
     p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], call.axes)
+    absent = tuple(k for k, t in enumerate(tensors[:n_in]) if t is None)
     variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
                       tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_out), p.rank, p.layouts,
-                      call.attr_values, p.reduced)
+                      call.attr_values, p.reduced, absent)
     moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
     kernel = op.kernel(variant, options_for(op.options or options, moved))
     meta = pack(kernel.meta_layout, p.shape, p.strides, slots)
