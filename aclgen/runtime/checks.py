@@ -163,12 +163,26 @@ class Call:
                 raise self.error(status, f"{name} dtype {C.dtype_name(t.dtype)} must equal {ref} dtype "
                                          f"{C.dtype_name(r.dtype)}")
 
+    def common(self) -> tuple[str, ...]:
+        """The tensors given that share the operator's dtypes: all but outputs of their own."""
+        return tuple(n for n in self.given((*self.op.inputs, *self.op.outputs)) if not self.op.tensor(n).dtype)
+
+    def own_dtypes(self) -> None:
+        """Each output declared with its own dtype (ReluV2's uint8 mask) has it."""
+        for name in self.given(self.op.outputs):
+            want = self.op.tensor(name).dtype
+            if want and self.tensor(name).dtype != C.CODE_OF_DTYPE[want]:
+                raise self.error(INVALID, f"{name} dtype {C.dtype_name(self.tensor(name).dtype)} must be "
+                                          f"{C.dtype_name(C.CODE_OF_DTYPE[want])}")
+
     def result_dtype(self, status: int = INVALID) -> int:
         """The outputs have the dtype the operator's `promote` gives for its inputs'."""
         ins = [(n, self.tensor(n)) for n in self.given(self.op.inputs)]
         names = [C.KERNEL_DTYPE[t.dtype].name if t.dtype in C.KERNEL_DTYPE else "" for _, t in ins]
         want = C.CODE_OF_DTYPE.get(self.op.result_dtype(*names), C.ACL_DT_UNDEFINED)
         for name in self.given(self.op.outputs):
+            if self.op.tensor(name).dtype:
+                continue  # its own dtype (own_dtypes)
             t = self.tensor(name)
             if t.dtype != want:
                 of = " and ".join(f"{n} {C.dtype_name(x.dtype)}" for n, x in ins)
@@ -272,11 +286,13 @@ def default(call: Call) -> None:
     promotion); rank <= max_rank; inputs broadcast (or share one shape); outputs of that shape."""
     op = call.op
     call.present()
-    call.dtype_in()
+    common = call.common()
+    call.dtype_in(*common)
     if op.promote is None:
-        call.same_dtype()
+        call.same_dtype(*common)
     else:
         call.result_dtype()
+    call.own_dtypes()
     if op.max_rank is not None:
         call.max_rank()
     call.out_shape(call.broadcast() if op.broadcast else call.same_shape())

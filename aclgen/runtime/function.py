@@ -302,7 +302,7 @@ class Function:
             return
         arrays = args[: self._n_in]
         for t, a in zip(ins, arrays):
-            if t.owner is not a:  # copied (reversed view) or not a numpy array
+            if t is None or t.owner is not a:  # left out, copied (reversed view) or not a numpy array
                 return
         env = environ_keys(PLAN_KNOBS)
         if env is None:
