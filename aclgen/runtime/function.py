@@ -17,6 +17,7 @@ microsecond, and anything else takes this full path again.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -397,8 +398,10 @@ def _tensor(op, name: str, a):
 
 
 def _check_array(op, name: str, a: np.ndarray) -> None:
-    """Refuse a numpy array whose elements an aclTensor would misread."""
-    if isinstance(a, np.ma.MaskedArray):
+    """Refuse a numpy array whose elements an aclTensor would misread. (A masked array exists
+    only once numpy.ma is imported: `np.ma` itself would import it, ~12 ms of a first call.)"""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(a, ma.MaskedArray):
         raise OperatorTypeError(f"{op.api}: {name} is a masked array, whose mask the operator would ignore: "
                                 f"pass its .filled(value), or its .data for every element")
     if not a.dtype.isnative:

@@ -104,21 +104,24 @@ def torch_op(op):
 # ------------------------------------------------------------------------------ registering
 
 
-_ATTR_TYPES = {"int": "int", "bool": "bool", "int64": "int", "float": "float", "double": "float", "str": "str",
+_ATTR_TYPES = {"bool": "bool", "int64": "int", "float": "float", "double": "float", "str": "str",
                "int64[]": "int[]", "float[]": "float[]", "bool[]": "bool[]"}
 
 
 def _schema(op) -> str:
     """`(Tensor grad_output, Tensor self, float lambd=0.5) -> Tensor`: the Python call's
-    parameters (tensors, aclScalars as float, int scalars and attributes as their C types)."""
+    parameters (tensors, aclScalars as float, attributes as their C types)."""
     from aclgen.declaration import REQUIRED
     from aclgen.runtime.function import function_of
 
     declared = (*op.scalars, *op.attrs)
     names = list(function_of(op).__signature__.parameters)[: len(op.inputs) + len(declared)]
-    params = [f"Tensor {n}" for n in names[: len(op.inputs)]]
+    optional = [op.tensors[n].optional if n in op.tensors else False for n in op.inputs]
+    params = [f"Tensor{'?' * o} {n}" for n, o in zip(names[: len(op.inputs)], optional)]
     for name, d in zip(names[len(op.inputs) :], declared):
         kind = _ATTR_TYPES.get(str(d.kind), "float")  # an aclScalar: float ("like-input" too)
+        if getattr(d, "optional", False):  # an optional scalar: None means its default
+            kind += "?"
         default = d.default
         if isinstance(default, tuple):
             default = list(default)
