@@ -371,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="aclgen",
         description="Compile elementwise operator formulas to native kernels, inspect every stage, run them.",
-        epilog="Set ACLGEN_DEBUG=1 to see Python tracebacks. Settings: ACLGEN_* variables (see the README).",
+        epilog="Set ACLGEN_DEBUG=1 to see Python tracebacks. Settings: ACLGEN_* variables (see docs/settings.md).",
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

@@ -1,14 +1,14 @@
-"""Issue 4's performance table, measured side by side with the peers, optionally into the README.
+"""Issue 4's performance table, measured side by side with the peers, optionally into the docs.
 
     python benchmarks/run_issue4.py                    # the full table (about 5-10 minutes)
-    python benchmarks/run_issue4.py --update-readme    # ... and replace README.md's Performance table
+    python benchmarks/run_issue4.py --update-docs      # ... and replace docs/performance.md's table
     python benchmarks/run_issue4.py --quick            # 1K and 64K float32, 2 rounds: a smoke run
     python benchmarks/run_issue4.py --isa avx2         # the table with every tool held to AVX2
 
 `--isa avx2` (`aclgen bench --isa`, see aclgen/tools/bench/__init__.py) reruns this script in a
 child process with ACLGEN_CPU_NAME=haswell, NUMBA_CPU_NAME=haswell (and haswell's features) and
 ATEN_CPU_CAPABILITY=avx2, and names its results issue4-avx2.*: on an AVX-512 machine the two runs
-are both code paths measured on one machine. The README's table is the native run's.
+are both code paths measured on one machine. The docs' table is the native run's.
 
 It drives `aclgen.tools.bench` (the code behind `aclgen bench`) with issue 4's matrix: all five
 operators, float32 at 1K, 64K, 1M and 16M elements and float16/bfloat16 at 1M, against numpy and,
@@ -16,9 +16,9 @@ when installed, torch eager, torch.compile, numba and numba prange (`pip install
 plus the small-call costs at 1K and the compile times, and judges the result against issue 4's
 targets (`TARGETS` here; `aclgen bench` reports numbers only). Results go to benchmarks/results/
 (`issue4.json` with every sample and the targets, `issue4.md` the tables and the targets,
-`issue4.png` GB/s against size when matplotlib is installed). `--update-readme` rewrites the part
-of README.md between the `bench:begin` and `bench:end` markers with the tables, the targets, the
-command and the machine; nothing else in the README.
+`issue4.png` GB/s against size when matplotlib is installed). `--update-docs` rewrites the part
+of docs/performance.md between the `bench:begin` and `bench:end` markers with the tables (not the
+targets: the docs describe aclgen, not a work item) and the machine; nothing else of the page.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def tables(result: dict, every_tool: bool = True) -> str:
     return text + "\n" + targets_markdown(result["targets"]) if result.get("targets") else text
 
 
-def readme_section(result: dict, command: str, name: str = "issue4") -> str:
+def docs_section(result: dict) -> str:
     m = result["machine"]
     la = result.get("load_average") or {}
     load = f" (load average {la['start']:.1f} at the start, {la['end']:.1f} at the end)" if "end" in la else ""
@@ -131,19 +131,17 @@ def readme_section(result: dict, command: str, name: str = "issue4") -> str:
         f"Measured {result['date'][:10]} on {m['cpu']} ({m['cores']} cores, {', '.join(m['features'])}"
         f"{'; ' + m['caches'] if m.get('caches') else ''}), a "
         f"machine shared with other work{load}: single numbers move with it, ratios less (every tool runs in the "
-        f"same interleaved rounds). Reproduce with `{command}` (or `aclgen bench` for the tables alone).\n\n"
-        f"{tables(result, every_tool=False).strip()}\n\n"
-        f"Every tool's time per row: `benchmarks/results/{name}.md`; every sample: `{name}.json`; GB/s against "
-        f"size: `{name}.png`.\n"
+        f"same interleaved rounds). Reproduce with `aclgen bench`.\n\n"
+        f"{bench.report.markdown(result, every_tool=False).strip()}\n"
         f"{END}"
     )
 
 
-def update_readme(section: str) -> None:
-    path = ROOT / "README.md"
+def update_docs(section: str) -> None:
+    path = ROOT / "docs" / "performance.md"
     text = path.read_text()
     if BEGIN not in text or END not in text:
-        sys.exit(f"README.md has no {BEGIN} ... {END} markers: add them under '## Performance' first")
+        sys.exit(f"docs/performance.md has no {BEGIN} ... {END} markers: add them under '## Throughput' first")
     text = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: section, text, count=1, flags=re.S)
     path.write_text(text)
 
@@ -155,7 +153,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1K and 64K float32 only, 2 rounds")
     ap.add_argument("--tools", help="comma list of tools (default: every installed one)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="directory for issue4.{json,md,png}")
-    ap.add_argument("--update-readme", action="store_true", help="put the tables into README.md's Performance section")
+    ap.add_argument("--update-docs", action="store_true", help="put the tables into docs/performance.md")
     ap.add_argument("--from-json", metavar="FILE", help="render an earlier run's issue4.json instead of measuring")
     ap.add_argument("--isa", default="native", choices=list(bench.config.ISAS),
                     help="instruction set every tool is held to (default native; avx2: in a child process)")
@@ -179,7 +177,7 @@ def main() -> None:
         isa=isa.name,
         progress=lambda s: print(s, file=sys.stderr, flush=True),
     )
-    command = "python benchmarks/run_issue4.py --update-readme" + ("" if isa.name == "native" else f" --isa {isa.name}")
+    command = "python benchmarks/run_issue4.py --update-docs" + ("" if isa.name == "native" else f" --isa {isa.name}")
     if args.from_json:
         result = json.loads(pathlib.Path(args.from_json).read_text())
     else:
@@ -196,9 +194,9 @@ def main() -> None:
     except ImportError:
         print("matplotlib is not installed: no plot", file=sys.stderr)
     sys.stdout.write(tables(result))
-    if args.update_readme:
-        update_readme(readme_section(result, command, name))
-        print("README.md: Performance section updated", file=sys.stderr)
+    if args.update_docs:
+        update_docs(docs_section(result))
+        print("docs/performance.md: the table updated", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ then on; one with other parameters cannot take over the op's schema and says so 
 from __future__ import annotations
 
 import importlib.abc
-import importlib.util
+import importlib.machinery
 import json
 import sys
 import threading
@@ -36,6 +36,7 @@ NAMESPACE = "aclgen"
 _lock = threading.Lock()
 _ops: dict[str, tuple[str, object]] = {}  # Python name -> (its schema, its torch custom op)
 _watching = False
+_enabled = False
 
 
 def watch() -> None:
@@ -51,20 +52,22 @@ def watch() -> None:
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):
-    """A one-shot import hook: finds torch as the other finders do, and has its module run
-    `_enable` once torch's own initialization has finished."""
+    """An import hook: finds torch as the path finder does, with a loader that runs `_enable`
+    once torch's own initialization has finished (then the hook leaves sys.meta_path). A mere
+    lookup (importlib.util.find_spec("torch"), as libraries probe for torch) imports nothing."""
 
     def find_spec(self, name, path, target=None):
         if name != "torch":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
 
         def exec_module(module) -> None:
             run(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             _enable()
 
         spec.loader.exec_module = exec_module  # pyright: ignore[reportAttributeAccessIssue]
@@ -72,6 +75,10 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
 
 
 def _enable() -> None:
+    global _enabled
+    if _enabled:
+        return
+    _enabled = True
     import torch
 
     from aclgen.declaration import on_change
