@@ -1,9 +1,11 @@
 """Streams: None is synchronous; a created stream is a FIFO of tasks run one at a time, in order.
 
-Who runs a task: the stream's worker thread, or a thread in `synchronize`, which runs the work
-still pending itself instead of waiting for the worker. Either takes the next task under the
-stream's lock and marks the stream busy while it runs it, so the tasks of one stream never
-overlap and always run in FIFO order; a thread that finds the stream busy waits for that task.
+Who runs a task: the launching thread (small work on an idle stream, `launch`: it holds the
+stream's lock while the task runs), the stream's worker thread, or a thread in `synchronize`,
+which runs the work still pending itself instead of waiting for the worker. The last two take
+the next task under the stream's lock and mark the stream busy while they run it, so the tasks
+of one stream never overlap and always run in FIFO order; a thread that finds the stream busy
+waits for that task.
 The first failure of the work is kept until a `synchronize` hands it back (and forgets it),
 as aclrtSynchronizeStream does; work after a failing task still runs. Kernel calls release the
 GIL, so the tasks of different streams really run at the same time.
