@@ -30,7 +30,7 @@ class Case:
     """One call of an operator's Python function, into preallocated outputs."""
 
     op: Operator
-    args: list  # positional arguments: tensors, then scalars
+    args: list  # positional arguments: tensors, scalars, attributes
     outs: list[np.ndarray]
 
     def call(self):
@@ -82,12 +82,11 @@ def input_shapes(op: Operator, shape: tuple[int, ...]) -> list[tuple[int, ...]]:
 def make_case(op: Operator, shape: tuple[int, ...], dtype: dt.DType, rng: np.random.Generator,
               params: dict | None = None) -> Case:
     """Random inputs of `op` in `dtype` for outputs of `shape`; scalars from `params` or their
-    `Scalar.sample` (aclScalars 0.5, int attributes their defaults)."""
+    `Scalar.sample` (0.5), attributes at their samples (their defaults)."""
     params = params or {}
     values = [params.get(s.name, s.sample) for s in op.scalars]
-    specials = [v for s, v in zip(op.scalars, values) if s.kind != "int"]
-    tensors = [random_array(s, dtype, rng, specials) for s in input_shapes(op, shape)]
-    args = [*tensors, *values]
+    tensors = [random_array(s, dtype, rng, values) for s in input_shapes(op, shape)]
+    args = [*tensors, *values, *op.attr_samples]
     return Case(op, args, function_of(op).empty_outputs(*args))
 
 

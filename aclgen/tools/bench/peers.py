@@ -48,9 +48,9 @@ def output_shape(op: Operator, n: int) -> tuple[int]:
 
 
 def scalar_values(op: Operator) -> list:
-    """The Python call's scalars as `aclgen run` sets them (`Scalar.sample`: aclScalars 0.5, int
-    attributes at their defaults, SwiGluGrad's dim = -1)."""
-    return [s.sample for s in op.scalars]
+    """The Python call's arguments after the inputs, as `aclgen run` sets them: the aclScalars'
+    samples (0.5), then the attributes' (their defaults: SwiGluGrad's dim = -1)."""
+    return [*(s.sample for s in op.scalars), *op.attr_samples]
 
 
 @dataclass
@@ -62,7 +62,7 @@ class Problem:
     dtype: dt.DType
     n: int  # elements per kernel output (SwiGluGrad: yGrad's; x and out hold 2n)
     inputs: list[np.ndarray]
-    scalars: list
+    scalars: list  # the Python call's arguments after the inputs: aclScalars, then attributes
     outputs: list[tuple[tuple[int, ...], np.dtype]]
 
     @property
@@ -77,8 +77,9 @@ class Problem:
         return outs
 
     def f32_scalars(self) -> list:
-        """The scalars as the numpy and numba peers take them (aclScalars as f32 constants)."""
-        return [v if s.kind == "int" else np.float32(v) for s, v in zip(self.op.scalars, self.scalars)]
+        """`scalars` as the numpy and numba peers take them: aclScalars as f32 constants."""
+        n = len(self.op.scalars)
+        return [*(np.float32(v) for v in self.scalars[:n]), *self.scalars[n:]]
 
 
 def make_problem(op: Operator, dtype: dt.DType, n: int, seed: int = 0) -> Problem:
