@@ -249,7 +249,7 @@ def _not_started_status(f) -> str:
     return str(C.ACLNN_ERR_INNER)
 
 
-_FAST_PATHS = {  # C said before Python is asked (the start already checked)
+_FAST_PATHS = {  # C that answers before the call enters Python (the start checked first)
     "aclrtSynchronizeStream": "if (aclgen_settled(stream)) {\n        return 0;\n    }\n    ",
 }
 
