@@ -14,7 +14,7 @@ through Ascend's aclnn API.
 
 from typing import TYPE_CHECKING, Any
 
-from aclgen.declaration import Attr, DeclarationError, Example, KernelOperands, Scalar, Split, Tensor, registered
+from aclgen.declaration import Attr, DeclarationError, Example, Scalar, Split, Tensor, registered
 from aclgen.frontend.dsl import FormulaError, names
 
 __version__ = "0.1.0"
@@ -52,7 +52,6 @@ __all__ = [
     "Example",
     "FormulaError",
     "Function",
-    "KernelOperands",
     "OperatorError",
     "Scalar",
     "Split",

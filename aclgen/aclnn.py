@@ -46,48 +46,63 @@ def aclDestroyAclOpExecutor(executor) -> int:
     return _destroy(executor)
 
 
-def _phase1(op):
-    names = op.arg_names
+def _phase1(op, inplace: bool = False):
+    names = op.inplace_args if inplace else op.arg_names
+    api = op.inplace_api if inplace else op.api
     phase1 = _api.phase1
 
     def get_workspace_size(*args):  # positional, as in C
-        return phase1(op, args)
+        return phase1(op, args, inplace)
 
-    get_workspace_size.__name__ = get_workspace_size.__qualname__ = f"{op.api}GetWorkspaceSize"
-    get_workspace_size.__doc__ = (f"{op.signature} -> (workspace_size, executor, status): check the arguments "
-                                  f"and plan the call.")
+    get_workspace_size.__name__ = get_workspace_size.__qualname__ = f"{api}GetWorkspaceSize"
+    get_workspace_size.__doc__ = (f"{api}({', '.join(names)}) -> (workspace_size, executor, status): check the "
+                                  f"arguments and plan the call.")
     get_workspace_size.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in names])
     return get_workspace_size
 
 
-def _phase2(op):
-    api = op.api
+def _phase2(op, inplace: bool = False):
+    api = op.inplace_api if inplace else op.api
 
     def run(workspace, workspaceSize, executor, stream):
         return _execute(api, workspace, workspaceSize, executor, stream)
 
-    run.__name__ = run.__qualname__ = op.api
-    run.__doc__ = f"{op.api}(workspace, workspaceSize, executor, stream) -> status: run the planned call."
+    run.__name__ = run.__qualname__ = api
+    run.__doc__ = f"{api}(workspace, workspaceSize, executor, stream) -> status: run the planned call."
     return run
 
 
-_NAME = re.compile(r"aclnn(\w+?)(GetWorkspaceSize)?")
+_NAME = re.compile(r"aclnn(Inplace)?(\w+?)(GetWorkspaceSize)?")
+
+
+def _resolve(m: re.Match):
+    """(operator, in place?) of a matched aclnn name, or None."""
+    inplace, base, _ = m.groups()
+    if inplace:
+        op = _lookup(base)
+        if op is not None and op.name == base and op.inplace is not None:
+            return op, True
+        base = f"Inplace{base}"  # an operator whose own name starts with Inplace
+    op = _lookup(base)
+    return (op, False) if op is not None and op.name == base else None
 
 
 def __getattr__(name: str):
     m = _NAME.fullmatch(name)
-    op = _lookup(m.group(1)) if m else None
-    if m is None or op is None or op.name != m.group(1):
+    found = _resolve(m) if m else None
+    if m is None or found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    f = _phase1(op) if m.group(2) else _phase2(op)
+    op, inplace = found
+    f = _phase1(op, inplace) if m.group(3) else _phase2(op, inplace)
     globals()[name] = f
     _made.add(name)
     return f
 
 
 def __dir__() -> list[str]:
-    ops = [n for op in _registered().values() for n in (f"{op.api}GetWorkspaceSize", op.api)]
+    ops = [n for op in _registered().values()
+           for api in (op.api, *([op.inplace_api] if op.inplace else [])) for n in (f"{api}GetWorkspaceSize", api)]
     return sorted({*globals(), *ops})
 
 

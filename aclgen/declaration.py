@@ -13,9 +13,9 @@ broadcast. From that one record come every face: the Python call (aclgen/runtime
 
 Where CANN's checks differ from SPEC.md §6's default sequence, a declaration names a `check`
 function (a sequence of aclgen.runtime.checks steps); `promote` gives a result dtype rule,
-`kernel` maps the API's tensors to other kernel operands (SwiGluGrad's halves), `result` infers
-the output shapes the Python call allocates, `input_shapes` the shapes tools make up, and
-`examples` are worked examples that `aclgen demo` reproduces.
+`split` cuts an input in halves for the kernel (the GLU family), `result` infers the output
+shapes the Python call allocates, `input_shapes` the shapes tools make up, and `examples` are
+worked examples that `aclgen demo` reproduces.
 
 This module is data: it imports neither the compiler nor the runtime. Kernels are compiled (or
 fetched from the compile cache, aclgen/cache.py) by `Operator.kernel(variant, options)`.
@@ -231,17 +231,6 @@ class Example:
     rtol: float = 0.0
 
 
-@dataclass(frozen=True)
-class KernelOperands:
-    """Kernel operands other than the API's tensors (SwiGluGrad: yGrad, x's halves A and B in;
-    out's halves out). `views(ins, outs, attrs)` maps the API tensors' views (aclgen.runtime.
-    planner.View) to the kernel's and returns (iteration shape, kernel inputs, kernel outputs)."""
-
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    views: Callable
-
-
 @dataclass(frozen=True, eq=False)
 class Operator:
     """One declared operator (see the module docstring). Compare by identity: two declarations
@@ -258,7 +247,6 @@ class Operator:
     max_rank: int | None = 8
     check: Callable | None = None  # check(call): the whole phase-1 sequence (default: SPEC §6)
     promote: Callable | None = None  # promote(*input dtype names) -> the outputs' dtype name
-    kernel_operands: KernelOperands | None = None
     result: Callable | None = None  # result(inputs, attrs) -> [(dims, aclDataType)] per output
     input_shapes: Callable | None = None  # input_shapes(shape) -> the inputs' shapes for outputs of `shape`
     examples: tuple[Example, ...] = ()  # worked examples (SPEC.md §4's), checked by `aclgen demo`
@@ -305,9 +293,36 @@ class Operator:
         return (*self.inputs, *(s.name for s in self.scalars), *(a.name for a in self.attrs))
 
     @cached_property
+    def formula_attrs(self) -> tuple[Attr, ...]:
+        """The attributes the formula receives: all but the dim a `split` consumes."""
+        used = self.split.dim if self.split else None
+        return tuple(a for a in self.attrs if a.name != used)
+
+    @cached_property
     def attr_samples(self) -> tuple:
-        """Each attribute's sample value (its default, else a value of its kind)."""
-        return tuple(a.sample for a in self.attrs)
+        """Each formula attribute's sample value (its default, else a value of its kind)."""
+        return tuple(a.sample for a in self.formula_attrs)
+
+    @cached_property
+    def inplace_api(self) -> str:
+        """aclnnInplace<Name>: the API that writes the result into the `inplace` input."""
+        return f"aclnnInplace{self.name}"
+
+    @cached_property
+    def inplace_args(self) -> tuple[str, ...]:
+        """aclnnInplace<Name>'s C arguments: CANN's order without the outputs, the input written
+        in place named <input>Ref (selfRef)."""
+        ref = f"{self.inplace}Ref"
+        return tuple(ref if n == self.inplace else n for n in self.arg_names if n not in self.outputs)
+
+    def from_inplace(self, args: tuple) -> tuple:
+        """aclnnInplace<Name>'s arguments as aclnn<Name>'s: the <input>Ref tensor is both the
+        input and the output."""
+        assert self.inplace is not None
+        given = dict(zip(self.inplace_args, args))
+        ref = given.pop(f"{self.inplace}Ref")
+        given[self.inplace] = ref
+        return tuple(given.get(n, ref) for n in self.arg_names)  # the outputs: the ref tensor
 
     @cached_property
     def signature(self) -> str:
@@ -321,8 +336,6 @@ class Operator:
     @cached_property
     def kernel_inputs(self) -> tuple[str, ...]:
         """The kernel's tensor inputs: the inputs, a split one as its two halves."""
-        if self.kernel_operands:
-            return self.kernel_operands.inputs
         if self.split:
             return tuple(x for n in self.inputs for x in (self.split.into if n == self.split.input else (n,)))
         return self.inputs
@@ -330,8 +343,6 @@ class Operator:
     @cached_property
     def kernel_outputs(self) -> tuple[str, ...]:
         """The kernel's outputs: the outputs, one spanning a split input as its two halves."""
-        if self.kernel_operands:
-            return self.kernel_operands.outputs
         if self.split and self.split.whole:
             halves = dict(zip(self.split.whole, zip(self.split.whole_into[::2], self.split.whole_into[1::2])))
             return tuple(x for n in self.outputs for x in halves.get(n, (n,)))
@@ -576,7 +587,6 @@ def declare(
     split: Split | None = None,
     check: Callable | None = None,
     promote: Callable | None = None,
-    kernel: KernelOperands | None = None,
     result: Callable | None = None,
     input_shapes: Callable | None = None,
     examples: Sequence[Example] = (),
@@ -610,7 +620,6 @@ def declare(
         split=split,
         check=check,
         promote=promote,
-        kernel_operands=kernel,
         result=result,
         input_shapes=input_shapes,
         examples=tuple(examples),
@@ -628,8 +637,9 @@ def declare(
     if op.order and sorted(op.order) != sorted(everything):
         raise DeclarationError(f"operator {name!r}: order {list(op.order)} must name every argument once: "
                                f"{list(everything)}")
-    if inplace is not None and inplace not in op.inputs:
-        raise DeclarationError(f"operator {name!r}: inplace names {inplace!r}, which is not an input")
+    if inplace is not None and (inplace not in op.inputs or len(op.outputs) != 1):
+        raise DeclarationError(f"operator {name!r}: inplace names {inplace!r}: it must be an input of an operator "
+                               f"with one output")
     if split is not None:
         _check_split(op, split)
     python = [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars), *(a.name for a in op.attrs))]
@@ -659,9 +669,9 @@ def _check_arity(op: Operator) -> None:
         return  # a builtin or C function: the tracer reports what it cannot call
     if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
         return
-    want = len(op.kernel_inputs) + len(op.params) + len(op.attrs)
+    want = len(op.kernel_inputs) + len(op.params) + len(op.formula_attrs)
     if len(sig.parameters) != want:
         file, line = op.source
-        takes = ", ".join([*op.kernel_inputs, *(p.name for p in op.params), *(a.name for a in op.attrs)])
+        takes = ", ".join([*op.kernel_inputs, *(p.name for p in op.params), *(a.name for a in op.formula_attrs)])
         raise DeclarationError(f"{file}:{line}: formula {op.formula.__qualname__}{sig} must take {want} arguments "
                                f"({takes}) for operator {op.name!r}")

@@ -223,3 +223,31 @@ def test_a_module_declares_softmax_backward_and_the_cli_lists_it(tmp_path):
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert "aclnnMySoftmaxBackward(gradOutput, output, dim, gradInput)" in r.stdout
+
+
+def test_in_place_variant_in_aclnn_and_c():
+    @aclgen.operator("SuiteLeakyRelu", inputs=("self",), scalars=("negativeSlope",), outputs=("out",), inplace="self")
+    def leaky_relu(x, slope):
+        return aclgen.select(x > 0.0, x, x * slope)
+
+    try:
+        op = aclgen.declaration.lookup("SuiteLeakyRelu")
+        x = np.linspace(-2, 2, 9, dtype=F32)
+        want = np.where(x > 0, x, x * F32(0.1))
+        ref = x.copy()
+        slope = acl.create_scalar(0.1, acl.ACL_FLOAT)
+        ws, ex, ret = aclnn.aclnnInplaceSuiteLeakyReluGetWorkspaceSize(acl.from_numpy(ref), slope)
+        assert ret == 0, acl.get_recent_err_msg()
+        assert aclnn.aclnnInplaceSuiteLeakyRelu(None, ws, ex, None) == 0
+        np.testing.assert_array_equal(ref, want)
+        ret = aclnn.aclnnInplaceSuiteLeakyReluGetWorkspaceSize(None, slope)[2]
+        assert ret == NULL and acl.get_recent_err_msg() == "aclnnInplaceSuiteLeakyRelu: selfRef is nullptr"
+        ret = aclnn.aclnnInplaceSuiteLeakyReluGetWorkspaceSize(acl.from_numpy(x.astype(np.int8)), slope)[2]
+        assert ret == INVALID and acl.get_recent_err_msg().startswith("aclnnInplaceSuiteLeakyRelu: selfRef dtype ACL_INT8")
+        decls = [f.declaration() for f in abi.operator_functions(op)]
+        assert ("aclnnStatus aclnnInplaceSuiteLeakyReluGetWorkspaceSize(aclTensor* selfRef, const aclScalar* "
+                "negativeSlope, uint64_t* workspaceSize, aclOpExecutor** executor);") in decls
+        assert "aclnnInplaceSuiteLeakyRelu(" in headers.operator_header(op)
+        assert "aclnnInplaceSuiteLeakyReluGetWorkspaceSize" in dir(aclnn)
+    finally:
+        unregister("SuiteLeakyRelu")

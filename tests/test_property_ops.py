@@ -85,7 +85,7 @@ def variant_limit(key: str) -> int:
 
 def splits(info) -> bool:
     """Kernel operands that are halves of a tensor along an int attribute `dim` (SwiGluGrad)."""
-    return info.op.kernel_operands is not None and info.param_kind == "int64"
+    return info.op.split is not None
 
 
 def profile(key: str):

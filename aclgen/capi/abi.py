@@ -178,6 +178,11 @@ def formats() -> dict[str, int]:
 # ------------------------------------------------------------------------------ the operators
 
 
+def returns_pointer(name: str) -> bool:
+    """Whether runtime function `name` returns a pointer (its failure value is NULL)."""
+    return any(f.name == name and "*" in f.returns for f in FUNCTIONS)
+
+
 def c_type(op, name: str) -> str:
     """The C type of argument `name` of a declared operator: inputs `const aclTensor*`, outputs
     `aclTensor*`, aclScalars `const aclScalar*`, attributes their kind's C type."""
@@ -187,18 +192,21 @@ def c_type(op, name: str) -> str:
     return {"input": "const aclTensor*", "output": "aclTensor*", "scalar": "const aclScalar*"}[kind]
 
 
-def operator_functions(op) -> tuple[Function, Function]:
+def operator_functions(op) -> tuple[Function, ...]:
     """aclnn<Name>GetWorkspaceSize and aclnn<Name> of a declared operator (aclgen.declaration):
     its arguments in CANN's order (`c_type`), then the workspace size and executor
-    out-parameters."""
-    params = [Param(c_type(op, n), n) for n in op.arg_names]
-    params += [Param("uint64_t*", "workspaceSize"), Param("aclOpExecutor**", "executor")]
+    out-parameters; and aclnnInplace<Name>'s two where it has them (<input>Ref: `aclTensor*`)."""
     header = header_name(op)
-    phase1 = Function(f"{op.api}GetWorkspaceSize", "aclnnStatus", tuple(params), header)
-    phase2 = Function(op.api, "aclnnStatus", (Param("void*", "workspace"), Param("uint64_t", "workspaceSize"),
-                                               Param("aclOpExecutor*", "executor"), Param("aclrtStream", "stream")),
-                      header)
-    return phase1, phase2
+    apis = [(op.api, op.arg_names)] + ([(op.inplace_api, op.inplace_args)] if op.inplace else [])
+    out: list[Function] = []
+    for api, names in apis:
+        params = [Param("aclTensor*" if n.endswith("Ref") and n not in op.kinds else c_type(op, n), n) for n in names]
+        params += [Param("uint64_t*", "workspaceSize"), Param("aclOpExecutor**", "executor")]
+        out.append(Function(f"{api}GetWorkspaceSize", "aclnnStatus", tuple(params), header))
+        out.append(Function(api, "aclnnStatus", (Param("void*", "workspace"), Param("uint64_t", "workspaceSize"),
+                                                 Param("aclOpExecutor*", "executor"), Param("aclrtStream", "stream")),
+                            header))
+    return tuple(out)
 
 
 def header_name(op) -> str:

@@ -123,12 +123,14 @@ def aclnn_util() -> str:
 
 
 def operator_header(op) -> str:
-    """aclnn_<op>.h: the two functions of a declared operator, with its documentation."""
-    phase1, phase2 = abi.operator_functions(op)
+    """aclnn_<op>.h: the functions of a declared operator (and of its in-place form), with its
+    documentation."""
+    functions = abi.operator_functions(op)
     doc = op.doc or op.signature
     body = (f"/**\n * {op.api}: {doc}\n * {op.signature}\n"
-            f" * First phase: check the arguments and plan the call; second phase: run it on `stream`.\n */\n"
-            f"{phase1.declaration('ACLNN_API ')}\n{phase2.declaration('ACLNN_API ')}\n")
+            f" * First phase: check the arguments and plan the call; second phase: run it on `stream`.\n"
+            + (f" * {op.inplace_api} writes the result into {op.inplace}Ref.\n" if op.inplace else "")
+            + " */\n" + "".join(f"{f.declaration('ACLNN_API ')}\n" for f in functions))
     guard = "OP_API_INC_" + abi.header_name(op).upper().replace(".", "_") + "_"
     return _guard(guard, body, ['"aclnn/aclnn_base.h"', '"aclnn_util.h"'])
 

@@ -410,22 +410,24 @@ def aclnnFinalize() -> int:
 # ------------------------------------------------------------------------------ the operators
 
 
-def phase1(op) -> Callable:
-    """aclnn<Op>GetWorkspaceSize(<arguments in CANN's order>..., workspaceSize*, executor**).
+def phase1(op, inplace: bool = False) -> Callable:
+    """aclnn<Op>GetWorkspaceSize(<arguments in CANN's order>..., workspaceSize*, executor**), or
+    aclnnInplace<Op>'s.
 
     Generated with the operator's arity, so a call is a handful of dict lookups around the
     runtime's phase 1 (a live handle in one C-level lookup, the rest only when it is not live)."""
-    kinds = [_door_kind(op, n) for n in op.arg_names]
+    arg_names = op.inplace_args if inplace else op.arg_names
+    kinds = ["t" if n not in op.kinds else _door_kind(op, n) for n in arg_names]  # <input>Ref: a tensor
     names = [f"a{i}" for i in range(len(kinds))]
     look = {"t": "(T({0}) or TG({0})) if {0} else None", "s": "(S({0}) or SG({0})) if {0} else None",
             "a": "(A({0}) or AG({0})) if {0} else None", "c": "STR({0}) if {0} else None", "v": "{0}"}
     objs = ", ".join(look[k].format(n) for k, n in zip(kinds, names))
-    name = f"{op.api}GetWorkspaceSize"
+    name = f"{op.inplace_api if inplace else op.api}GetWorkspaceSize"
     source = (
         f"def get_workspace_size({', '.join(names)}, ws_out, ex_out):\n"
         f"    if not ws_out or not ex_out:\n"
         f"        return nullptr_out(ws_out)\n"
-        f"    size, ex, ret = check(op, ({objs},))\n"
+        f"    size, ex, ret = check(op, ({objs},), INPLACE)\n"
         f"    if ret or ex is None:\n"
         f"        return report(ret)\n"
         f"    put_plan(ws_out, size, ex_out, add(ex))\n"
@@ -436,7 +438,7 @@ def phase1(op) -> Callable:
         return _report(fail(NULL, f"{name}: {'workspaceSize' if not ws_out else 'executor'} is nullptr"))
 
     namespace = {"T": tensors.live, "TG": tensors.get, "S": scalars.live, "SG": scalars.get, "A": arrays.live,
-                 "AG": arrays.get, "STR": _c_string, "op": op,
+                 "AG": arrays.get, "STR": _c_string, "op": op, "INPLACE": inplace,
                  "check": api.phase1, "report": _report, "nullptr_out": nullptr_out, "add": executors.add,
                  "put_plan": _lib.aclgen_put_plan}
     exec(compile(source, f"<aclgen C ABI {name}>", "exec"), namespace)
@@ -462,9 +464,9 @@ def _c_string(address: int) -> str:
     return _ffi.string(_ffi.cast("char *", address)).decode("utf-8", "replace")
 
 
-def phase2(op) -> Callable:
+def phase2(op, inplace: bool = False) -> Callable:
     """aclnn<Op>(workspace, workspaceSize, executor, stream); a consumed executor's handle dies."""
-    api_name = op.api
+    api_name = op.inplace_api if inplace else op.api
     live_ex, get_ex, live_stream, get_stream = executors.live, executors.get, streams.live, streams.get
     kill = executors.kill
 
@@ -511,7 +513,7 @@ def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]
         internal = C.ACL_ERROR_INTERNAL_ERROR if name.startswith("aclrt") or name in ("aclInit", "aclFinalize") \
             else C.ACLNN_ERR_INNER
         fn = here[name]
-        if fn.__code__.co_name in ("aclCreateTensor", "aclCreateScalar"):
+        if abi.returns_pointer(name):
             internal = 0  # pointer results: NULL
         ffi.def_extern(name=abi.PYTHON_SIDE + name, error=internal, onerror=_on_error(name, internal))(fn)
     for name in exported_operators:
@@ -521,6 +523,10 @@ def install(ffi, lib, exported_operators: Sequence[str], op_files: Sequence[str]
             first, second = _missing(f"aclnn{name}GetWorkspaceSize", why), _missing(f"aclnn{name}", why)
         else:
             first, second = phase1(op), phase2(op)
+            if op.inplace:
+                for fn in (phase1(op, True), phase2(op, True)):
+                    ffi.def_extern(name=abi.PYTHON_SIDE + fn.__name__, error=C.ACLNN_ERR_INNER,
+                                   onerror=_on_error(fn.__name__, C.ACLNN_ERR_INNER))(fn)
         for fn in (first, second):
             ffi.def_extern(name=abi.PYTHON_SIDE + fn.__name__, error=C.ACLNN_ERR_INNER,
                            onerror=_on_error(fn.__name__, C.ACLNN_ERR_INNER))(fn)

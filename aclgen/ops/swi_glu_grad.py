@@ -2,17 +2,14 @@
 
 x splits along `dim` into halves A | B; with s = sigmoid(A):
 out_A = g * B * (s + s * (1 - s) * A), out_B = g * s * A. The kernel has three inputs
-(yGrad, A, B) and two outputs (out_A, out_B), all strided views of x and out.
+(yGrad, A, B) and two outputs (out_A, out_B), all strided views of x and out (`split`).
 """
-
-from dataclasses import replace
 
 import numpy as np
 
 import aclgen
-from aclgen import Attr, KernelOperands, f32, select, sigmoid
+from aclgen import Attr, Split, f32, select, sigmoid
 from aclgen.runtime import constants as C
-from aclgen.runtime.tensor import fmt_dims
 
 A2 = ("float16", "float32", "bfloat16")
 INF = float("inf")
@@ -23,41 +20,15 @@ FORMATS = (C.ACL_FORMAT_ND, C.ACL_FORMAT_NCHW, C.ACL_FORMAT_NHWC, C.ACL_FORMAT_N
 
 def check(call):
     """CANN's order: dtypes, formats, out's shape (161002), then dim and yGrad's shape, which
-    CANN finds while tiling (561002)."""
+    CANN finds while tiling (561002: the split's status)."""
     call.present("yGrad", "x", "out")
     call.dtype_in()
     call.same_dtype()
     call.format_in(FORMATS)
     call.same_shape("out", ref="x")
-    dims = call.tensor("x").view_dims
-    dim, rank = call.integer("dim"), len(dims)
-    if not -rank <= dim < rank:
-        raise call.error(C.ACLNN_ERR_INNER_TILING_ERROR, f"dim {dim} is outside [{-rank}, {rank - 1}] for x of {rank} dims")
-    d = dim % rank
-    if dims[d] % 2:
-        raise call.error(C.ACLNN_ERR_INNER_TILING_ERROR,
-                         f"x dim {d} has odd size {dims[d]}, it must split into two halves")
-    half = tuple(n // 2 if k == d else n for k, n in enumerate(dims))
-    g = call.tensor("yGrad").view_dims
-    if g != half:
-        raise call.error(C.ACLNN_ERR_INNER_TILING_ERROR,
-                         f"yGrad shape {fmt_dims(g)} must equal x shape with dim {d} halved {fmt_dims(half)}")
-    call.attrs["dim"] = d
+    half = call.split_shape()
+    call.halves(half, "yGrad")
     call.shape = half
-
-
-def halves(ins, outs, attrs):
-    """Kernel operands: yGrad, x's halves A and B; out's halves. All span yGrad's shape."""
-    g, x = ins
-    (o,) = outs
-    d = attrs["dim"]
-    return g.dims, [g, *_halves(x, d)], list(_halves(o, d))
-
-
-def _halves(view, d: int):
-    h = view.dims[d] // 2
-    dims = tuple(h if k == d else n for k, n in enumerate(view.dims))
-    return replace(view, dims=dims), replace(view, dims=dims, offset=view.offset + h * view.strides[d])
 
 
 def result(ins, attrs):
@@ -102,12 +73,13 @@ EXAMPLE = aclgen.Example(
     broadcast=False,
     max_rank=None,
     check=check,
-    kernel=KernelOperands(inputs=("yGrad", "a", "b"), outputs=("outA", "outB"), views=halves),
+    split=Split("x", dim="dim", into=("a", "b"), whole=("out",), whole_into=("outA", "outB"),
+                status=C.ACLNN_ERR_INNER_TILING_ERROR),
     result=result,
     input_shapes=input_shapes,
     examples=(EXAMPLE,),
 )
-def swi_glu_grad(y_grad, a, b, dim):
+def swi_glu_grad(y_grad, a, b):
     """The gradient of SwiGLU(x) = silu(A) * B along `dim`, applied to `yGrad`."""
     s = sigmoid(a)
     # For A < -103.97, sigmoid(A) > 0 underflows f32 to 0, and inf * 0 would give NaN where the

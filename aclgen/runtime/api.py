@@ -17,8 +17,15 @@ from aclgen.runtime.errors import AclError, fail
 from aclgen.runtime.executor import Executor, execute
 
 
-def get_workspace_size(op, args: tuple) -> Executor:
-    """Check `args` (C order: inputs, scalars, outputs) and plan the call; raises AclError."""
+def get_workspace_size(op, args: tuple, inplace: bool = False) -> Executor:
+    """Check `args` (CANN's C order, `op.arg_names`; with `inplace`, aclnnInplace<Name>'s,
+    `op.inplace_args`) and plan the call; raises AclError."""
+    if inplace:
+        if len(args) != len(op.inplace_args):
+            raise AclError(C.ACLNN_ERR_PARAM_INVALID,
+                           f"{op.inplace_api}GetWorkspaceSize takes {len(op.inplace_args)} arguments "
+                           f"({', '.join(op.inplace_args)}), got {len(args)}")
+        args = op.from_inplace(args)
     executor = planner.reuse(op, args)  # these very objects passed every check before
     if executor is not None:
         return executor
@@ -26,17 +33,17 @@ def get_workspace_size(op, args: tuple) -> Executor:
         raise AclError(C.ACLNN_ERR_PARAM_INVALID,
                        f"{op.api}GetWorkspaceSize takes {len(op.arg_names)} arguments "
                        f"({', '.join(op.arg_names)}), got {len(args)}")
-    call = checks.Call(op, args)
+    call = checks.Call(op, args, op.inplace_api if inplace else op.api)
     (op.check or checks.default)(call)
     if call.shape is None:
         raise AclError(C.ACLNN_ERR_INNER, f"{op.api}: its check did not set the iteration shape")
     return planner.build(call, args)
 
 
-def phase1(op, args: tuple) -> tuple[int, Executor | None, int]:
+def phase1(op, args: tuple, inplace: bool = False) -> tuple[int, Executor | None, int]:
     """(workspace_size, executor, ACLNN_SUCCESS) or (0, None, status) with the message set."""
     try:
-        ex = get_workspace_size(op, args)
+        ex = get_workspace_size(op, args, inplace)
     except AclError as e:
         return 0, None, fail(e.status, e.message)
     except Exception as e:  # a compiler or runtime bug: reported, never raised into the caller

@@ -13,6 +13,8 @@ is checked by the planner after these steps, before the empty-tensor return.
 
 from __future__ import annotations
 
+import re
+
 from aclgen.declaration import AttrError
 from aclgen.runtime import constants as C
 from aclgen.runtime.array import AclArray
@@ -50,23 +52,29 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("api", "attrs", "axes", "op", "shape", "values")
+    __slots__ = ("api", "attrs", "axes", "op", "shape", "split_dim", "values")
 
-    def __init__(self, op, args):
+    def __init__(self, op, args, api: str | None = None):
         self.op = op
-        self.api: str = op.api
+        self.api: str = api or op.api  # aclnnInplace<Name> for an in-place call
         self.values: dict = dict(zip(op.arg_names, args))
         self.shape: tuple[int, ...] | None = None  # what the outputs span; set by the check
         self.attrs: dict[str, object] = {}
         self.axes: tuple[int, ...] | None = None  # the dims of `shape` the formula reduces; set with it
+        self.split_dim: int | None = None  # the split input's dim, in [0, rank) (`split_shape`)
 
     @property
     def attr_values(self) -> tuple:
         """The attributes' values, normalized (the kernel variant's), in declaration order."""
-        return tuple(self.attrs.get(a.name, a.sample) for a in self.op.attrs)
+        return tuple(self.attrs.get(a.name, a.sample) for a in self.op.formula_attrs)
 
     def error(self, status: int, message: str) -> AclError:
-        """An AclError whose message names this call's API first."""
+        """An AclError whose message names this call's API first (and, for an in-place call,
+        the tensor written in place by its C name, <input>Ref, where the checks say input or
+        output)."""
+        if self.api != self.op.api and self.op.inplace:
+            ref = f"{self.op.inplace}Ref"
+            message = re.sub(rf"\b({re.escape(self.op.inplace)}|{re.escape(self.op.outputs[0])})\b(?!Ref)", ref, message)
         return AclError(status, f"{self.api}: {message}")
 
     def allowed(self) -> tuple[frozenset, str, tuple[int, ...]]:
@@ -243,13 +251,41 @@ class Call:
         n = t.view_dims[0] if t.view_dims else 1
         return tuple(n if j == k else 1 for j in range(rank))
 
+    def split_shape(self) -> tuple[int, ...]:
+        """The split input's shape with its split dim halved (the iteration shape of a GLU-like
+        operator): the dim inside [-rank, rank-1] and of even size, else the split's status."""
+        split = self.op.split
+        x = self.tensor(split.input).view_dims
+        dim = self.attr(split.dim) if isinstance(split.dim, str) else split.dim
+        rank = len(x)
+        if not -rank <= dim < rank:
+            raise self.error(split.status, f"{split.dim if isinstance(split.dim, str) else 'dim'} {dim} is outside "
+                                           f"[{-rank}, {rank - 1}] for {split.input} of {rank} dims")
+        d = dim % rank
+        if x[d] % 2:
+            raise self.error(split.status, f"{split.input} dim {d} has odd size {x[d]}, it must split into two halves")
+        self.split_dim = d
+        return tuple(n // 2 if k == d else n for k, n in enumerate(x))
+
+    def halves(self, half: tuple[int, ...], *names: str, status: int | None = None) -> None:
+        """Each named tensor has the split input's shape with its dim halved (`half`)."""
+        split = self.op.split
+        for name, t in self.tensors(names):
+            if t.view_dims != half:
+                raise self.error(status or split.status, f"{name} shape {fmt_dims(t.view_dims)} must equal "
+                                                         f"{split.input} shape with dim {self.split_dim} halved "
+                                                         f"{fmt_dims(half)}")
+
     def out_shape(self, shape: tuple[int, ...], *names: str) -> None:
         """Each named output (default: every output) has exactly `shape`, the iteration shape —
         or, for an output the formula makes from reductions, `shape` with the reduced dims 1
         (another tensor's shape where it is declared `like` it)."""
         reduced = self.reductions(shape)
+        whole = self.op.split.whole if self.op.split else ()
         for name, t in self.tensors(names or self.given(self.op.outputs)):
             want, what = shape, ("the broadcast shape" if self.op.broadcast else f"{self.op.inputs[0]} shape")
+            if name in whole:
+                want, what = self.tensor(self.op.split.input).view_dims, f"{self.op.split.input} shape"
             if name in reduced:
                 like = self.op.tensor(name).like
                 want = self.tensor(like).view_dims if like else reduced[name]
@@ -268,7 +304,7 @@ class Call:
         try:
             self.axes = graph.axes(len(shape))
         except ValueError as exc:
-            given = ", ".join(f"{a.name}={v!r}" for a, v in zip(self.op.attrs, self.attr_values))
+            given = ", ".join(f"{a.name}={v!r}" for a, v in zip(self.op.formula_attrs, self.attr_values))
             raise self.error(INVALID, f"{exc}" + (f" (attributes: {given})" if given else "")) from None
         axes = self.axes or ()
         keep = tuple(1 if k in axes else n for k, n in enumerate(shape))
@@ -283,7 +319,9 @@ class Call:
 
 def default(call: Call) -> None:
     """SPEC.md §6: presence and kind; dtypes listed for the SoC; one dtype (or the declared
-    promotion); rank <= max_rank; inputs broadcast (or share one shape); outputs of that shape."""
+    promotion); rank <= max_rank; inputs broadcast (or share one shape); outputs of that shape.
+    A split operator: the split's dim and size, the other inputs and outputs one half (outputs
+    it names `whole`: the split input's shape)."""
     op = call.op
     call.present()
     common = call.common()
@@ -295,6 +333,11 @@ def default(call: Call) -> None:
     call.own_dtypes()
     if op.max_rank is not None:
         call.max_rank()
+    if op.split is not None:  # the GLU way: the other inputs and the outputs span one half
+        half = call.split_shape()
+        call.halves(half, *[n for n in call.given(op.inputs) if n != op.split.input])
+        call.out_shape(half)
+        return
     call.out_shape(call.broadcast() if op.broadcast else call.same_shape())
 
 

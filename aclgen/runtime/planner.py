@@ -240,6 +240,26 @@ def build(call: checks.Call, args: tuple) -> Executor:
     return Executor(api, workspace, tpl.call, kargs, tpl.numel, staging, tensors, blocks, tpl)
 
 
+def _split_views(op, d, views_in: list[View], views_out: list[View]) -> tuple[list[View], list[View]]:
+    """The kernel's operands of a split operator: the split input as its two halves along dim
+    `d`, and each output that spans it (`whole`) likewise."""
+    names = (*op.inputs, *op.outputs)
+
+    def cut(views: list[View], which) -> list[View]:
+        out = []
+        for v in views:
+            if names[v.tensor] not in which:
+                out.append(v)
+                continue
+            h = v.dims[d] // 2
+            dims = tuple(h if k == d else n for k, n in enumerate(v.dims))
+            out += [dataclasses.replace(v, dims=dims),
+                    dataclasses.replace(v, dims=dims, offset=v.offset + h * v.strides[d])]
+        return out
+
+    return cut(views_in, (op.split.input,)), cut(views_out, op.split.whole)
+
+
 def _broadcast_view(call: checks.Call, name: str, t: AclTensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(dims, strides) of input `t` as it broadcasts: a tensor declared `along` a dim gets its
     one dim there (aclgen.runtime.checks.Call.dims)."""
@@ -284,8 +304,8 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     ]
     shape = call.shape
     assert shape is not None  # aclgen.runtime.api checked that the check set it
-    if op.kernel_operands is not None:
-        shape, views_in, views_out = op.kernel_operands.views(views_in, views_out, call.attrs)
+    if op.split is not None:
+        views_in, views_out = _split_views(op, call.split_dim, views_in, views_out)
     views = (*views_in, *views_out)
     p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], call.axes)
     absent = tuple(k for k, t in enumerate(tensors[:n_in]) if t is None)
