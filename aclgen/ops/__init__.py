@@ -1,9 +1,10 @@
-"""The built-in operators: one declaration file each (aclgen.declaration).
+"""The built-in operators: CANN's families, one declaration file per CANN folder
+(aclgen/ops/activation/hard_swish_grad.py declares aclnnHardswishBackward; aclgen.declaration).
 
-Every module of this package is imported here, and each operator it declares becomes an
+Every module of the family packages is imported here, and each operator it declares becomes an
 attribute under its Python name (`aclgen.ops.hardswish_backward(...)`); `OPERATORS` maps those
 names to the declarations. Nothing else in aclgen lists the built-ins: a new file here is a
-new operator everywhere (aclgen.aclnn, the CLI, the C SDK, the tests).
+new operator everywhere (aclgen.aclnn, the CLI, the C SDK, the docs, the tests).
 """
 
 import importlib
@@ -17,12 +18,21 @@ from aclgen.frontend.dsl import FormulaError
 from aclgen.runtime.errors import OperatorError
 from aclgen.runtime.function import Function, function_of
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+FAMILIES = ("activation", "norm")  # CANN's folders of hicann/ops-nn, one subpackage each
+for _family in FAMILIES:
+    _package = importlib.import_module(f"{__name__}.{_family}")
+    for _module in pkgutil.iter_modules(_package.__path__):
+        importlib.import_module(f"{__name__}.{_family}.{_module.name}")
 
 OPERATORS: dict[str, Operator] = {
     op.python_name: op for op in registered().values() if op.formula.__module__.startswith(__name__ + ".")
 }
+
+
+def family(op: Operator) -> tuple[str, str]:
+    """(family, CANN folder) of a built-in operator: ("activation", "hard_swish_grad")."""
+    parts = op.formula.__module__.split(".")
+    return parts[2], parts[3]
 globals().update({name: function_of(op) for name, op in OPERATORS.items()})
 
 
