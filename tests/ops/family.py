@@ -1,0 +1,106 @@
+"""What the family tests share: edge-value data, inputs for any declared operator, and the error
+of a result in ulps of its dtype against a float64 reference."""
+
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+
+from aclgen.declaration import REQUIRED, AttrKind, Operator
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+NUMPY = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BF16,
+         "int8": np.dtype(np.int8), "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
+         "uint8": np.dtype(np.uint8)}
+MANTISSA = {"float32": 23, "float16": 10, "bfloat16": 7}
+
+
+def edge_values(dtype: str, boundaries=(), n_random: int = 200, seed: int = 0) -> np.ndarray:
+    """±0, ±inf, NaN, subnormals, the largest finite values, ±1, the `boundaries` a formula
+    compares with and their neighbours, then random values over many magnitudes — in `dtype`."""
+    d = NUMPY[dtype]
+    rng = np.random.default_rng(seed)
+    if d.kind in "iu":  # within f32's exact integers (formulas compute in f32): the extremes of 8-bit types only
+        info = np.iinfo(d)
+        lo, hi = max(int(info.min), -(2**20)), min(int(info.max), 2**20)
+        return np.concatenate([np.array([0, 1, lo, hi] + ([-1] if d.kind == "i" else [2]), d),
+                               rng.integers(lo, hi, n_random, dtype=d, endpoint=True)])
+    info = ml_dtypes.finfo(d)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, float(info.smallest_subnormal), -float(info.smallest_subnormal),
+               float(info.smallest_normal), -float(info.smallest_normal), float(info.max), -float(info.max),
+               1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 10.0, -10.0, 100.0, -100.0]
+    near = []
+    for b in boundaries:
+        v = np.array(b, np.float64).astype(d)
+        for s in (v, -v):
+            near += [s, np.nextafter(s, np.array(np.inf, d)), np.nextafter(s, np.array(-np.inf, d))]
+    scale = rng.choice([1e-4, 1e-2, 0.3, 1.0, 3.0, 10.0, 80.0], n_random)
+    with np.errstate(over="ignore"):
+        rand = (rng.standard_normal(n_random) * scale).astype(d)
+    return np.concatenate([np.array(special, np.float64).astype(d), np.array(near, d).reshape(-1), rand])
+
+
+def ulp_error(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
+    """|got - want| in ulps of `dtype` at `want` (float64): 0 where both are NaN or equal
+    infinities, inf where one is NaN or infinite and the other is not (or is the other one)."""
+    g = np.asarray(got).astype(np.float64).ravel()
+    w = np.asarray(want, np.float64).ravel()
+    d = NUMPY[dtype]
+    if d.kind in "iu":  # the reference rounded and saturated into the dtype, as outputs are
+        info = np.iinfo(d)
+        return np.abs(g - np.clip(np.rint(np.nan_to_num(w)), info.min, info.max))
+    info = ml_dtypes.finfo(d)
+    with np.errstate(all="ignore"):
+        w_rounded = w.astype(d).astype(np.float64)  # where the reference itself overflows the dtype
+        exp = np.floor(np.log2(np.maximum(np.abs(w), float(info.smallest_normal))))
+        ulp = np.exp2(exp - MANTISSA[dtype])
+        err = np.abs(g - w) / ulp
+    both_nan = np.isnan(g) & np.isnan(w)
+    inf_ok = np.isinf(w_rounded) & (g == w_rounded)
+    err = np.where(both_nan | inf_ok, 0.0, err)
+    bad = (np.isnan(g) != np.isnan(w)) | (np.isinf(g) & ~inf_ok & ~both_nan)
+    return np.where(bad, np.inf, err)
+
+
+def attr_cases(op: Operator, cap: int = 4) -> list[tuple]:
+    """Values of the operator's attributes worth running: every choice of a str, both bools,
+    the default (or -1 and 0 for an int64 without one), up to `cap` combinations."""
+    values = []
+    for a in op.attrs:
+        kind = AttrKind(a.kind)
+        if kind is AttrKind.STR and a.choices:
+            values.append(list(a.choices))
+        elif kind is AttrKind.BOOL:
+            values.append([False, True])
+        elif a.default is not REQUIRED:
+            values.append([a.default])
+        elif kind is AttrKind.INT64:
+            values.append([-1, 0])
+        else:
+            values.append([a.sample])
+    return list(itertools.islice(itertools.product(*values), cap))
+
+
+def inputs_for(op: Operator, dtype: str, seed: int = 0) -> list[np.ndarray | None]:
+    """Edge-value inputs of `op` in `dtype`: every input over an iteration space of
+    [3, n] (the boundaries its compares name included), a split input twice as long on its last
+    dim, a 1-D input `along` a dim as long as that dim; each input shuffled differently."""
+    edges = edge_values(dtype, op.graph.constants(), seed=seed)
+    n = len(edges) + len(edges) % 2
+    rng = np.random.default_rng(seed)
+    shapes = op.input_shapes((3, 2 * n)) if op.input_shapes else None
+    out = []
+    for k, name in enumerate(op.inputs):
+        spec = op.tensor(name)
+        if shapes is not None:
+            shape = tuple(shapes[k])
+        elif spec.along is not None:
+            shape = ((3, n)[spec.along],)
+        else:
+            shape = (3, n)
+        count = int(np.prod(shape))
+        values = np.resize(rng.permutation(edges), count).reshape(shape)
+        out.append(values.astype(NUMPY[dtype]))
+    return out
