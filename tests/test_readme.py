@@ -100,8 +100,8 @@ def test_shell_commands_write_nothing_into_the_checkout(page):
 
 
 def test_adding_a_builtin_shows_its_declaration():
-    """docs/operators.md shows hardswish_backward.py's declaration and formula as they are."""
+    """docs/operators.md shows hard_swish_grad.py's declaration and formula as they are."""
     section = (ROOT / "docs" / "operators.md").read_text().split("## Adding a built-in operator", 1)[1]
     (listing,) = re.findall(r"^```py\n(.*?)^```", section, re.S | re.M)
-    source = (ROOT / "aclgen" / "ops" / "hardswish_backward.py").read_text()
+    source = (ROOT / "aclgen" / "ops" / "activation" / "hard_swish_grad.py").read_text()
     assert listing == source[source.index("@aclgen.operator(") :]
