@@ -71,9 +71,26 @@ FUNCTIONS: dict[str, Function] = {
     f.name: f
     for f in (
         Function("absolute", 1, "|x| (clears the sign bit; exact). Also the builtin abs(x).", op="abs"),
-        Function("exp", 1, "e ** x; exp(-inf) = +0, exp(+inf) = +inf. <= 2 ulp.", heavy=True),
+        Function("exp", 1, "e ** x; exp(-inf) = +0, exp(+inf) = +inf, +inf exactly where e ** x rounds "
+                           "to it, gradual underflow. <= 1 ulp.", heavy=True),
+        Function("exp2", 1, "2 ** x; exp2(-inf) = +0, exp2(+inf) = +inf (x >= 128), gradual underflow. "
+                            "<= 1 ulp.", heavy=True),
+        Function("expm1", 1, "e ** x - 1, accurate near 0: expm1(+-0) = +-0, subnormals kept, expm1(-inf) = -1, "
+                             "expm1(+inf) = +inf. <= 1 ulp.", heavy=True),
         Function("sigmoid", 1, "1 / (1 + exp(-x)), accurate down to subnormal results. <= 2 ulp.", heavy=True),
+        Function("tanh", 1, "The hyperbolic tangent; tanh(+-0) = +-0, tanh(+-inf) = +-1. <= 1 ulp.", heavy=True),
+        Function("erf", 1, "The error function; erf(+-0) = +-0, erf(+-inf) = +-1. <= 1 ulp.", heavy=True),
+        Function("erfc", 1, "1 - erf(x), accurate where it is small: erfc(+inf) = +0 (gradual underflow), "
+                            "erfc(-inf) = 2. <= 1 ulp.", heavy=True),
+        Function("log", 1, "The natural logarithm; log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, "
+                           "log(1) = +0. <= 1 ulp.", heavy=True),
+        Function("log2", 1, "The base-2 logarithm; log2(+-0) = -inf, log2(x < 0) = NaN, log2(+inf) = +inf, "
+                            "exact at powers of 2. <= 1 ulp.", heavy=True),
+        Function("log1p", 1, "log(1 + x), accurate near 0: log1p(+-0) = +-0, log1p(-1) = -inf, "
+                             "log1p(x < -1) = NaN, log1p(+inf) = +inf. <= 1 ulp.", heavy=True),
         Function("sqrt", 1, "The square root; x < 0 -> NaN, -0 -> -0. Correctly rounded."),
+        Function("rsqrt", 1, "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN (-inf included), "
+                             "rsqrt(+inf) = +0. <= 1 ulp (1 / sqrt(x) rounds twice: 1.5 ulp)."),
         Function("minimum", 2, "The smaller of a and b; NaN if either is NaN; a where they compare equal "
                                "(+-0), as torch.minimum. Exact."),
         Function("maximum", 2, "The larger of a and b; NaN if either is NaN; a where they compare equal "

@@ -120,3 +120,22 @@ class Builder:
     def float(self, n: SSAValue) -> SSAValue:
         """The f32 whose bit pattern is i32 `n`."""
         return self(arith.BitcastOp(n, ew.like(self.shape, f32)))
+
+    # -- i32 arithmetic on bit patterns (wrapping, as LLVM's add/sub/shl without flags) --------
+
+    def iadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(arith.AddiOp(a, b))
+
+    def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self(arith.SubiOp(a, b))
+
+    def shl(self, a: SSAValue, k: int) -> SSAValue:
+        return self(arith.ShLIOp(a, self.i32(k)))
+
+    def ashr(self, a: SSAValue, k: int) -> SSAValue:
+        """`a >> k`, shifting the sign bit in."""
+        return self(arith.ShRSIOp(a, self.i32(k)))
+
+    def to_f32(self, n: SSAValue) -> SSAValue:
+        """i32 `n` as an f32 (exact for |n| <= 2^24)."""
+        return self(ew.ConvertOp(n, f32))

@@ -1,5 +1,5 @@
 """Functions that are an instruction, a compare or a few selects: absolute, sqrt, copysign,
-minimum, maximum, sign, isnan, isinf, isfinite."""
+minimum, maximum, sign, isnan, isinf, isfinite, and rsqrt (a division and a square root)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,24 @@ def sign(b: Builder, x: SSAValue) -> SSAValue:
     """copysign(1, x) where |x| > 0 (an ordered compare: false for +-0 and NaN, which stay x)."""
     nonzero = b.cmp("ogt", b.call("absolute", x), b.f32(0.0))
     return b.select(nonzero, b.call("copysign", b.f32(1.0), x), x)
+
+
+@expands("rsqrt")
+def rsqrt(b: Builder, x: SSAValue) -> SSAValue:
+    """sqrt(1 / x'), x' = x scaled by 2^64 (x < 2^-126) or 2^-64 (x > 2^126) so that 1 / x' is
+    normal, the result scaled back by 2^32 or 2^-32 (exact). Two correctly rounded operations:
+    the quotient's relative error (<= 2^-24) is halved by the square root, which rounds once
+    more, so the result is within 0.5 + 0.25 ulp. 1 / sqrt(x) (torch's vectorized rsqrt) carries
+    sqrt's full rounding into the quotient instead: 1.5 ulp.
+
+    x < 0 gives NaN, -inf included (1 / -inf = -0, whose square root is -0); +-0 give +-inf;
+    +inf gives +0 and NaN NaN, through the arithmetic."""
+    one = b.f32(1.0)
+    tiny = b.cmp("olt", x, b.f32(2.0**-126))  # negative x too: the NaN select below replaces them
+    huge = b.cmp("ogt", x, b.f32(2.0**126))
+    pre = b.select(tiny, b.f32(2.0**64), b.select(huge, b.f32(2.0**-64), one))
+    post = b.select(tiny, b.f32(2.0**32), b.select(huge, b.f32(2.0**-32), one))
+    y = b.mul(b.call("sqrt", b.div(one, b.mul(x, pre))), post)
+    zero = b.f32(0.0)
+    y = b.select(b.cmp("olt", x, zero), b.f32(float("nan")), y)
+    return b.select(b.cmp("oeq", x, zero), b.call("copysign", b.f32(INF), x), y)

@@ -1,0 +1,163 @@
+"""log, log2 and log1p as vectorizable f32 code, within 1 ulp over all 2^32 floats with fused and
+unfused multiply-adds (docs/math.md).
+
+The reduction, shared by the three:
+
+    x = 2^k m, m in [sqrt(1/2), sqrt 2)   (k from x's bits minus sqrt(1/2)'s, an arithmetic shift;
+                                           subnormals are scaled by 2^23 first)
+    f = m - 1                             (exact: Sterbenz)
+    log1p(f) = f - f^2/2 + f^3 Q(f)       (Q degree 8, minimax, relative error 2^-30.3)
+    log x = k ln 2 + log1p(f)
+
+No float-to-int conversion and no table: k is exponent arithmetic, m a bit pattern. The error
+budget is spent where the result is small: k C1 + f is split exactly (Fast2Sum: |k C1| >= |f|
+when k != 0), and the tail t = log1p(f) - f = -f^2/2 + f^2 (f Q(f)) carries only f^2's rounding
+in its large term; everything small is summed first and added to the big part once.
+
+Special values are selects at the end, in this order (the last wins): +inf and NaN give x
+(the payload kept), x < 0 gives NaN (-inf included), +-0 gives -inf. log(1) = +0 exactly.
+The coefficients and the order of every operation are the numerics prototypes' (exhaustively
+swept in both FMA modes).
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from aclgen.passes.builder import Builder
+from aclgen.passes.expansions.exp import C1, C2, L2E
+from aclgen.passes.expansions.registry import expands
+
+h = float.fromhex
+SQRT_HALF_BITS = 0x3F3504F3  # sqrt(1/2)'s bit pattern: k = (bits(x) - it) >> 23 puts m in [sqrt(1/2), sqrt 2)
+FLT_MAX = h("0x1.fffffep127")
+TINY = 2.0**-126  # the smallest normal float
+# Q: log1p(f) = f - f^2/2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt 2 - 1] (+-1e-5), Q3..Q11
+Q = (
+    h("0x1.555548p-2"),  # 0x3eaaaaa4
+    h("-0x1.000006p-2"),  # 0xbe800003
+    h("0x1.99a476p-3"),  # 0x3e4cd23b
+    h("-0x1.555c44p-3"),  # 0xbe2aae22
+    h("0x1.233ba2p-3"),  # 0x3e119dd1
+    h("-0x1.fc28cep-4"),  # 0xbdfe1467
+    h("0x1.e6c016p-4"),  # 0x3df3600b
+    h("-0x1.de01bap-4"),  # 0xbdef00dd
+    h("0x1.1472dcp-4"),  # 0x3d8a396e
+)
+# log2: L2E = A1 + A2 with A1 of 12 bits (products with 12-bit numbers are exact)
+A1 = h("0x1.716p+0")  # 0x3fb8b000
+A2 = h("-0x1.7135a8p-13")  # 0xb9389ad4
+
+
+def split12(b: Builder, v: SSAValue) -> SSAValue:
+    """v with its mantissa cut to 11 fraction bits (the low 12 bits of its pattern cleared): the
+    product of two such numbers is exact in f32 and v - split12(v) is exact. (The shifts are one
+    `and` once LLVM has seen them.)"""
+    return b.float(b.shl(b.ashr(b.bits(v), 12), 12))
+
+
+def fast2sum(b: Builder, a: SSAValue, c: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(s, e) with s + e = a + c exactly, for |a| >= |c| or a = 0."""
+    s = b.add(a, c)
+    return s, b.add(b.sub(a, s), c)
+
+
+def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(f, kf) with x = 2^kf (1 + f), 1 + f in [sqrt(1/2), sqrt 2), for positive finite x
+    (subnormals included; other x give some values the specials' selects replace)."""
+    sub = b.cmp("olt", x, b.f32(TINY))
+    xs = b.select(sub, b.mul(x, b.f32(2.0**23)), x)
+    k = b.ashr(b.isub(b.bits(xs), b.i32(SQRT_HALF_BITS)), 23)
+    f = b.sub(b.float(b.isub(b.bits(xs), b.shl(k, 23))), b.f32(1.0))  # exact
+    kf = b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
+    return f, kf
+
+
+def q_times_f(b: Builder, f: SSAValue, f2: SSAValue) -> SSAValue:
+    """f Q(f), Q by pairs (Estrin): f^3 Q(f) is log1p(f) - f + f^2/2."""
+    c = [b.f32(v) for v in Q]
+    f4 = b.mul(f2, f2)
+    q01, q23 = b.muladd(c[1], f, c[0]), b.muladd(c[3], f, c[2])
+    q45, q67 = b.muladd(c[5], f, c[4]), b.muladd(c[7], f, c[6])
+    q03 = b.muladd(q23, f2, q01)
+    q47 = b.muladd(b.muladd(c[8], f2, q67), f2, q45)
+    return b.mul(b.muladd(q47, f4, q03), f)
+
+
+def tail(b: Builder, f: SSAValue) -> SSAValue:
+    """log1p(f) - f = -f^2/2 + f^2 (f Q(f)), rounded once: the -f^2/2 term is exact but for
+    f^2's rounding, the rest is ~1/7 of it."""
+    f2 = b.mul(f, f)
+    return b.muladd(f2, q_times_f(b, f, f2), b.mul(b.f32(-0.5), f2))
+
+
+def ln(b: Builder, f: SSAValue, kf: SSAValue, *small: SSAValue) -> SSAValue:
+    """kf ln 2 + f + the small terms: kf C1 + f = hi + lo exactly (kf C1 is exact), and
+    lo + small... + kf C2 summed first, in that order, then added to hi once."""
+    hi, lo = fast2sum(b, b.mul(kf, b.f32(C1)), f)
+    for s in small:
+        lo = b.add(lo, s)
+    return b.add(hi, b.muladd(kf, b.f32(C2), lo))
+
+
+def specials(b: Builder, x: SSAValue, y: SSAValue, pole: float) -> SSAValue:
+    """y, except: x itself for +inf and NaN, NaN below `pole`, -inf at it (the last wins)."""
+    y = b.select(b.cmp("ole", x, b.f32(FLT_MAX)), y, x)
+    p = b.f32(pole)
+    y = b.select(b.cmp("olt", x, p), b.f32(float("nan")), y)
+    return b.select(b.cmp("oeq", x, p), b.f32(-float("inf")), y)
+
+
+@expands("log")
+def log(b: Builder, x: SSAValue) -> SSAValue:
+    f, kf = reduce(b, x)
+    return specials(b, x, ln(b, f, kf, tail(b, f)), 0.0)
+
+
+@expands("log2")
+def log2(b: Builder, x: SSAValue) -> SSAValue:
+    """log2 x = k + L2E f - (L2E/2) f^2 + L2E f^3 Q(f), with every term that is not small made
+    exact by 12-bit splits: f = fh + fl, fh^2 = g1 + g2 (fh^2 is exact, 24 bits), L2E = A1 + A2;
+    fh A1 and g1 (-A1/2) are exact, summed with k by two Fast2Sums, and the small terms (A1 fl,
+    A2 f, the rest of -(L2E/2) f^2, L2E f^3 Q) are added once at the end. Rounding L2E t as a
+    whole instead (it is 20% of the result near sqrt 2) reached 1.01 ulp without FMA."""
+    f, kf = reduce(b, x)
+    fh = split12(b, f)
+    fl = b.sub(f, fh)
+    f2 = b.mul(f, f)
+    t3 = b.mul(f2, q_times_f(b, f, f2))  # f^3 Q(f)
+    fh2 = b.mul(fh, fh)  # exact
+    g1 = split12(b, fh2)
+    g2 = b.sub(fh2, g1)
+    a = b.mul(fh, b.f32(A1))  # exact
+    c = b.mul(g1, b.f32(-A1 / 2))  # exact
+    s, es = fast2sum(b, a, c)
+    hi, lo = fast2sum(b, kf, s)
+    sm = b.muladd(b.f32(A1), fl, b.add(lo, es))
+    sm = b.muladd(b.f32(A2), f, sm)
+    sm = b.muladd(b.mul(b.f32(-L2E / 2), fl), b.add(f, fh), sm)
+    sm = b.muladd(b.f32(-A2 / 2), fh2, sm)
+    sm = b.muladd(b.f32(-A1 / 2), g2, sm)
+    return specials(b, x, b.add(hi, b.muladd(b.f32(L2E), t3, sm)), 0.0)
+
+
+@expands("log1p")
+def log1p(b: Builder, x: SSAValue) -> SSAValue:
+    """k comes from u = 1 + x (rounded), but f from x itself, exactly: f = x 2^-k + (2^-k - 1)
+    (x 2^-k by exponent arithmetic: x is never subnormal where k != 0; 2^-k - 1 exact for
+    k <= 24), with f's own rounding error fe (nonzero only for k = 1, x in [0.414, 0.5), where
+    leaving it out reached 1.41 ulp) added as fe (1 - f) ~ fe / (1 + f). No division.
+    Specials: +-0 give x (f = x + 0 would make -0 +0), +inf and NaN x, x < -1 NaN, -1 -inf."""
+    one = b.f32(1.0)
+    u = b.add(one, x)
+    k = b.ashr(b.isub(b.bits(u), b.i32(SQRT_HALF_BITS)), 23)
+    k23 = b.shl(k, 23)
+    xk = b.float(b.isub(b.bits(x), k23))  # x 2^-k
+    s4 = b.float(b.isub(b.i32(0x40800000), k23))  # 4 2^-k, normal for k in [-24, 128]
+    c = b.muladd(b.f32(0.25), s4, b.f32(-1.0))  # 2^-k - 1
+    f = b.add(xk, c)
+    fe = b.sub(xk, b.sub(f, c))
+    kf = b.to_f32(k)
+    y = ln(b, f, kf, b.muladd(b.neg(fe), f, fe), tail(b, f))
+    y = b.select(b.cmp("oeq", x, b.f32(0.0)), x, y)
+    return specials(b, x, y, -1.0)
