@@ -86,7 +86,7 @@ def make_case(op: Operator, shape: tuple[int, ...], dtype: dt.DType, rng: np.ran
     params = params or {}
     values = [params.get(s.name, s.sample) for s in op.scalars]
     tensors = [random_array(s, dtype, rng, values) for s in input_shapes(op, shape)]
-    args = [*tensors, *values, *op.attr_samples]
+    args = [*tensors, *values, *(a.sample for a in op.attrs)]
     return Case(op, args, function_of(op).empty_outputs(*args))
 
 

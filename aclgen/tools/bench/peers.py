@@ -50,7 +50,7 @@ def output_shape(op: Operator, n: int) -> tuple[int]:
 def scalar_values(op: Operator) -> list:
     """The Python call's arguments after the inputs, as `aclgen run` sets them: the aclScalars'
     samples (0.5), then the attributes' (their defaults: SwiGluGrad's dim = -1)."""
-    return [*(s.sample for s in op.scalars), *op.attr_samples]
+    return [*(s.sample for s in op.scalars), *(a.sample for a in op.attrs)]
 
 
 @dataclass
