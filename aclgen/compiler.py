@@ -43,10 +43,15 @@ from aclgen.passes import pipeline
 
 
 def trace_variant(formula: Callable, variant: Variant, params: Sequence[Param], names: Sequence[str]) -> Graph:
-    """The formula traced with the element types of `variant` (and its parameters')."""
+    """The formula traced with the element types of `variant` (and its parameters'); with
+    `variant.results`, only those of its results (a kernel of an operator made of several)."""
     types = [d.name for d in variant.inputs] + [p.graph_type(variant.inputs[0]) for p in params]
     kinds = ["input"] * len(variant.inputs) + ["param"] * len(params)
-    return trace(formula, Signature(names[: len(types)], types, len(variant.outputs), kinds, variant.attrs))
+    count = None if variant.results else len(variant.outputs)
+    graph = trace(formula, Signature(names[: len(types)], types, count, kinds, variant.attrs))
+    if variant.results:
+        graph.results = [graph.results[k] for k in variant.results]
+    return graph
 
 
 def build_module(
@@ -59,6 +64,9 @@ def build_module(
     ]
     ptypes = tuple(p.ir_type(variant.inputs[0]) for p in params)
     graph = trace_variant(formula, variant, params, names)
+    if variant.results:  # the argument names of this kernel's outputs only
+        head = len(variant.inputs) + len(params)
+        names = [*names[:head], *(names[head + k] for k in variant.results)]
     kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names, variant.reduced)
     return ModuleOp([kernel]), graph.listing, ptypes
 
@@ -104,6 +112,8 @@ def _arg_names(formula: Callable, variant: Variant, params: Sequence[Param], nam
         code = formula.__code__
         names = list(code.co_varnames[: code.co_argcount])
         names += [f"out{i}" for i in range(n_out)]
+    if variant.results:  # names for every output of the formula; the kernel computes some
+        n_out = len(names) - n_in - len(params)
     if len(names) != n_in + len(params) + n_out:
         raise ValueError(f"expected {n_in + len(params) + n_out} argument names, got {list(names)}")
     return list(names)

@@ -109,6 +109,7 @@ class Variant:
     attrs: tuple = ()  # the operator's attribute values (compile-time constants of the formula)
     reduced: int = 0  # the trailing dims the formula's reductions reduce (0: an elementwise kernel)
     absent: tuple[int, ...] = ()  # the optional inputs left out (their indices among the inputs)
+    results: tuple[int, ...] = ()  # the formula's results this kernel computes (indices; (): all of them)
 
     def __post_init__(self):
         if len(self.layouts) != len(self.inputs) + len(self.outputs):
@@ -119,9 +120,9 @@ class Variant:
         ts = "_".join(d.short for d in (*self.inputs, *self.outputs))
         ls = "".join(x[0] for x in self.layouts)
         shape = f"r{self.rank}" + (f"x{self.reduced}" if self.reduced else "")
-        if not self.attrs and not self.absent:
+        if not self.attrs and not self.absent and not self.results:
             return f"{ts}_{shape}_{ls}"
-        digest = hashlib.sha256(repr((self.attrs, self.absent)).encode()).hexdigest()[:8]
+        digest = hashlib.sha256(repr((self.attrs, self.absent, self.results)).encode()).hexdigest()[:8]
         return f"{ts}_{shape}_{ls}_a{digest}"
 
 

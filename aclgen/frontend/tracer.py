@@ -92,21 +92,37 @@ class Graph:
                 uniform.add(n)
         return [r in uniform for r in self.results] if self.reductions() else [False] * len(self.results)
 
-    def axes(self, rank: int) -> tuple[int, ...] | None:
-        """The dims (in [0, rank)) that the formula's reductions reduce, for an iteration space
-        of `rank` dims; None when it has none. ValueError when an axis is outside the space, or
-        when two reductions reduce different dims (one kernel reduces one set of dims)."""
-        found: set[tuple[int, ...]] = set()
-        for n in self.reductions():
-            dims = []
-            for a in n.axes:
-                if not -rank <= a < rank:
-                    raise ValueError(f"axis {a} is outside [{-rank}, {rank - 1}] for {rank} dims")
-                dims.append(a % rank)
-            found.add(tuple(sorted(dims)))
-        if len(found) > 1:
-            raise ValueError(f"the formula reduces different dims {sorted(found)}; one kernel reduces one set")
-        return found.pop() if found else None
+    def result_axes(self, rank: int) -> list[tuple[int, ...] | None]:
+        """Per result, the dims (in [0, rank)) of the reductions it is made from, for an
+        iteration space of `rank` dims (None: it reduces nothing). ValueError when an axis is
+        outside the space, or a result is made from reductions over different dims."""
+        axes: dict[Node, tuple[int, ...] | None] = {}
+        for n in self.nodes:
+            found = {axes[a] for a in n.args if axes.get(a) is not None}
+            if n.op == "reduce":
+                dims = []
+                for a in n.axes:
+                    if not -rank <= a < rank:
+                        raise ValueError(f"axis {a} is outside [{-rank}, {rank - 1}] for {rank} dims")
+                    dims.append(a % rank)
+                found.add(tuple(sorted(dims)))
+            if len(found) > 1:
+                raise ValueError(f"{n.text or n.op} combines reductions over different dims {sorted(found)}")
+            axes[n] = found.pop() if found else None
+        return [axes.get(r) for r in self.results]
+
+    def groups(self, rank: int) -> list[tuple[tuple[int, ...] | None, tuple[int, ...]]]:
+        """The kernels of the formula: (reduced dims, the results it computes) — one per set of
+        reduced dims, the results that reduce nothing with the first (one kernel when the
+        formula reduces one set of dims, or none)."""
+        per = self.result_axes(rank)
+        order: list[tuple[int, ...] | None] = []
+        for a in per:
+            if a is not None and a not in order:
+                order.append(a)
+        if not order:
+            return [(None, tuple(range(len(per))))]
+        return [(a, tuple(k for k, b in enumerate(per) if b == a or (b is None and a == order[0]))) for a in order]
 
     def constants(self) -> list[float]:
         """The float constants the formula compares with (the boundaries worth testing)."""

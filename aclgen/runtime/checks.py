@@ -52,7 +52,7 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("api", "attrs", "axes", "op", "shape", "split_dim", "values")
+    __slots__ = ("api", "attrs", "groups", "op", "shape", "split_dim", "values")
 
     def __init__(self, op, args, api: str | None = None):
         self.op = op
@@ -60,7 +60,8 @@ class Call:
         self.values: dict = dict(zip(op.arg_names, args))
         self.shape: tuple[int, ...] | None = None  # what the outputs span; set by the check
         self.attrs: dict[str, object] = {}
-        self.axes: tuple[int, ...] | None = None  # the dims of `shape` the formula reduces; set with it
+        # the formula's kernels: (dims of `shape` they reduce, the kernel outputs they compute); set with it
+        self.groups: list[tuple[tuple[int, ...] | None, tuple[int, ...]]] = []
         self.split_dim: int | None = None  # the split input's dim, in [0, rank) (`split_shape`)
 
     @property
@@ -295,26 +296,21 @@ class Call:
         self.shape = shape
 
     def reductions(self, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
-        """Sets `axes` (the dims of `shape` the formula reduces) and returns the outputs made of
-        reductions with their shapes (the reduced dims 1). A reduction axis outside `shape` is
+        """Sets `groups` (the formula's kernels over `shape`) and returns the outputs made of
+        reductions with their shapes (their reduced dims 1). A reduction axis outside `shape` is
         161002, naming the attributes the formula was given."""
         graph = self.op.graph_for(self.attr_values)
-        if not graph.reductions():
-            return {}
         try:
-            self.axes = graph.axes(len(shape))
+            self.groups = graph.groups(len(shape))
+            per = graph.result_axes(len(shape))
         except ValueError as exc:
             given = ", ".join(f"{a.name}={v!r}" for a, v in zip(self.op.formula_attrs, self.attr_values))
             raise self.error(INVALID, f"{exc}" + (f" (attributes: {given})" if given else "")) from None
-        axes = self.axes or ()
-        keep = tuple(1 if k in axes else n for k, n in enumerate(shape))
-        return {name: keep for name, row in zip(self.op.kernel_outputs, graph.row_results()) if row}
-
-    def format_in(self, formats: tuple[int, ...], *names: str) -> None:
-        for name, t in self.tensors(names):
-            if t.format not in formats:
-                listed = ", ".join(C.format_name(f) for f in formats)
-                raise self.error(INVALID, f"{name} format {C.format_name(t.format)} is not in [{listed}]")
+        out = {}
+        for name, row, axes in zip(self.op.kernel_outputs, graph.row_results(), per):
+            if row and axes is not None:
+                out[name] = tuple(1 if k in axes else n for k, n in enumerate(shape))
+        return out
 
 
 def default(call: Call) -> None:

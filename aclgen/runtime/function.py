@@ -347,16 +347,16 @@ def output_shapes(op, dims: tuple[int, ...], ins: dict, attrs: tuple | None = No
     if not graph.reductions():
         return [dims] * len(op.outputs)
     try:
-        axes = graph.axes(len(dims)) or ()
+        per = graph.result_axes(len(dims))
     except ValueError:
         return [dims] * len(op.outputs)  # the API names the bad axis
     out = []
-    for name, row in zip(op.outputs, graph.row_results()):
+    for name, row, axes in zip(op.outputs, graph.row_results(), per):
         like = op.tensor(name).like
         if row and like and ins.get(like) is not None:
             out.append(ins[like].view_dims)
         else:
-            out.append(tuple(1 if row and k in axes else n for k, n in enumerate(dims)))
+            out.append(tuple(1 if row and axes and k in axes else n for k, n in enumerate(dims)))
     return out
 
 

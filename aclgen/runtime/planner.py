@@ -220,12 +220,15 @@ def build(call: checks.Call, args: tuple) -> Executor:
     s = settings()
     key = (op, s.generation, call.shape, slots, call.attr_values, staged,
            *[(t.view_dims, t.strides, t.dtype) if t is not None else None for t in tensors])
-    tpl = _templates.get(key)
-    if tpl is None:
-        tpl = _template(call, tensors, staged, slots, s.options, s.threads)
+    tpls = _templates.get(key)
+    if tpls is None:
+        tpls = _template(call, tensors, staged, slots, s.options, s.threads)
         if len(_templates) >= CACHE_LIMIT:
             _templates.clear()
-        _templates[key] = tpl
+        _templates[key] = tpls
+    if len(tpls) != 1:
+        return _sequence(api, tpls, tensors, n_in, blocks)
+    tpl = tpls[0]
     if tpl.plain:
         workspace, staging = 0, None
         kargs = (*[tensors[v.tensor].addr for v in tpl.views], tpl.meta_ptr, 0, tpl.numel)
@@ -275,26 +278,51 @@ def _broadcast_view(call: checks.Call, name: str, t: AclTensor) -> tuple[tuple[i
 
 def _bind(tpl: Template, tensors, n_in: int) -> tuple[int, tuple, Staging | None]:
     """(workspace size, kernel arguments, staging) when pointers are not just the tensors'."""
+    return _bind_all((tpl,), tensors, n_in)
+
+
+def _bind_all(tpls: tuple[Template, ...], tensors, n_in: int) -> tuple[int, tuple, Staging | None]:
+    """(workspace size, every launch's arguments one after the other, staging): outputs that
+    must be staged get one place each in the workspace, whichever launch writes them."""
     offsets: dict[int, int] = {}
     size = 0
     for k, o in enumerate(tensors[n_in:], n_in):
-        if o is not None and any(v.staged and v.tensor == k for v in tpl.views):
+        if o is not None and any(v.staged and v.tensor == k for tpl in tpls for v in tpl.views):
             offsets[k] = size
             size += -(-(o.numel * o.itemsize) // ALIGN) * ALIGN
-    pointers, patches = [], []
-    for pos, v in enumerate(tpl.views):
-        delta = v.offset * tensors[v.tensor].itemsize
-        if v.staged:
-            pointers.append(0)
-            patches.append((pos, offsets[v.tensor] + delta))
-        else:
-            pointers.append(tensors[v.tensor].addr + delta)
+    kargs: list = []
+    patches = []
+    for tpl in tpls:
+        for v in tpl.views:
+            delta = v.offset * tensors[v.tensor].itemsize
+            if v.staged:
+                patches.append((len(kargs), offsets[v.tensor] + delta))
+                kargs.append(0)
+            else:
+                kargs.append(tensors[v.tensor].addr + delta)
+        kargs += [tpl.meta_ptr, 0, tpl.numel]
     copies = [(off, tensors[k]) for k, off in offsets.items()]
-    kargs = (*pointers, tpl.meta_ptr, 0, tpl.numel)
-    return size, kargs, (Staging(tuple(patches), tuple(copies)) if patches or copies else None)
+    return size, tuple(kargs), (Staging(tuple(patches), tuple(copies)) if patches or copies else None)
 
 
-def _template(call: checks.Call, tensors, staged, slots, options: Options, threads: int) -> Template:
+def _sequence(api: str, tpls: tuple[Template, ...], tensors, n_in: int, blocks) -> Executor:
+    """The executor of a call made of several kernels (outputs that reduce different dims),
+    run one after the other on the same arguments."""
+    workspace, kargs, staging = _bind_all(tpls, tensors, n_in)
+    steps = tuple((tpl.call, len(tpl.views) + 3) for tpl in tpls)
+
+    def run(*args) -> None:
+        at = 0
+        for call, n in steps:
+            call(*args[at : at + n])
+            at += n
+
+    return Executor(api, workspace, run, kargs, max(t.numel for t in tpls), staging, tensors, blocks)
+
+
+def _template(call: checks.Call, tensors, staged, slots, options: Options, threads: int) -> tuple[Template, ...]:
+    """The launches of a call: one kernel per group of outputs that reduce the same dims
+    (`call.groups`; one group for an elementwise operator), in order."""
     op = call.op
     n_in = len(op.inputs)
     views_in = [View(k, *_broadcast_view(call, op.inputs[k], t)) for k, t in enumerate(tensors[:n_in]) if t is not None]
@@ -306,15 +334,23 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     assert shape is not None  # aclgen.runtime.api checked that the check set it
     if op.split is not None:
         views_in, views_out = _split_views(op, call.split_dim, views_in, views_out)
-    views = (*views_in, *views_out)
-    p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], call.axes)
     absent = tuple(k for k, t in enumerate(tensors[:n_in]) if t is None)
-    variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
-                      tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_out), p.rank, p.layouts,
-                      call.attr_values, p.reduced, absent)
-    moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
-    kernel = op.kernel(variant, options_for(op.options or options, moved))
-    meta = pack(kernel.meta_layout, p.shape, p.strides, slots)
-    # a reduction kernel's threads split rows; elementwise kernels' split elements
-    return Template(kernel, meta, p.rows, views, threads_for(p.numel, threads))
-
+    given = [k for k, t in enumerate(tensors[n_in:]) if t is not None]  # kernel outputs (no split with reductions)
+    groups = call.groups or [(None, tuple(range(len(op.kernel_outputs))))]
+    out = []
+    for axes, results in groups:
+        mine = [k for k in results if k in given] if len(groups) > 1 or len(given) < len(op.kernel_outputs) else None
+        if mine == []:
+            continue  # every output of this kernel was left out (optional)
+        outs = views_out if mine is None else [views_out[given.index(k)] for k in mine]
+        views = (*views_in, *outs)
+        p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], axes)
+        variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
+                          tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in outs), p.rank, p.layouts,
+                          call.attr_values, p.reduced, absent, tuple(mine) if mine is not None else ())
+        moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
+        kernel = op.kernel(variant, options_for(op.options or options, moved))
+        meta = pack(kernel.meta_layout, p.shape, p.strides, slots)
+        # a reduction kernel's threads split rows; elementwise kernels' split elements
+        out.append(Template(kernel, meta, p.rows, views, threads_for(p.numel, threads)))
+    return tuple(out)
