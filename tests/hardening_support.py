@@ -25,7 +25,7 @@ import aclgen.aclnn as aclnn
 from aclgen import cache
 from aclgen.declaration import Operator
 from tests import reference as ref
-from tests.registry import builtins, extras, resolve, union_dtypes
+from tests.registry import extras, resolve, seeds, union_dtypes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -94,7 +94,7 @@ class Ops(dict):
         return self[resolve(key).python_name]
 
 
-OPS = Ops({op.python_name: OpInfo(op) for op in builtins()})
+OPS = Ops({op.python_name: OpInfo(op) for op in seeds()})
 
 
 # ----------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from aclgen.declaration import SOCS
 from aclgen.tools.run import input_shapes
 from tests import aclnn_reference as ref
 from tests.aclnn_helpers import call
-from tests.registry import builtins, extras, resolve
+from tests.registry import extras, resolve, seeds
 
 CODE = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16, "bfloat16": acl.ACL_BF16, "int8": acl.ACL_INT8,
         "int32": acl.ACL_INT32, "int64": acl.ACL_INT64, "uint8": acl.ACL_UINT8}
@@ -38,12 +38,12 @@ def exact(op) -> bool:
     return not hasattr(ref, f"{op.python_name}_ok")
 
 
-EXACT = [op.python_name for op in builtins() if exact(op)]
-BROADCASTING = [op.python_name for op in builtins() if exact(op) and op.broadcast]
+EXACT = [op.python_name for op in seeds() if exact(op)]
+BROADCASTING = [op.python_name for op in seeds() if exact(op) and op.broadcast]
 
 
 def op_dtypes():
-    return [(op.python_name, soc, d) for op in builtins() for soc in SOCS for d in op.dtypes[soc]]
+    return [(op.python_name, soc, d) for op in seeds() for soc in SOCS for d in op.dtypes[soc]]
 
 
 def run_op(key, g, x, out, param=None, dim=-1):

@@ -32,12 +32,12 @@ def ops():
 
     @declare("SuiteSoftmaxBackward", inputs=("gradOutput", "output"), attrs=(Attr("dim", "int64"),),
              outputs=("gradInput",), broadcast=False, order=("gradOutput", "output", "dim", "gradInput"))
-    def softmax_backward(g, y, dim):
+    def suite_softmax_backward(g, y, dim):
         return y * (g - aclgen.sum(g * y, dim))
 
     @declare("SuiteGeluV2", inputs=("self",), attrs=(Attr("approximate", "str", default="none",
                                                            choices=("none", "tanh")),), outputs=("out",))
-    def gelu_v2(x, approximate):
+    def suite_gelu_v2(x, approximate):
         if approximate == "tanh":
             k = 0.7978845608028654 * (x + 0.044715 * x * x * x)
             return x * aclgen.sigmoid(2.0 * k)
@@ -45,27 +45,27 @@ def ops():
 
     @declare("SuiteSwish", inputs=("self",), scalars=(Scalar("betaOptional", optional=True, default=1.0),),
              outputs=("out",))
-    def swish(x, beta):
+    def suite_swish(x, beta):
         return x * aclgen.sigmoid(beta * x)
 
     @declare("SuiteAffine", inputs=("self", Tensor("biasOptional", optional=True, default=0.0)),
              attrs=(Attr("scale", "double", default=2.0), Attr("negate", "bool", default=False)), outputs=("out",))
-    def affine(x, bias, scale, negate):
+    def suite_affine(x, bias, scale, negate):
         y = x * scale + bias
         return -y if negate else y
 
     @declare("SuitePrelu", inputs=("self", Tensor("weight", along=1)), outputs=("out",))
-    def prelu(x, w):
+    def suite_prelu(x, w):
         return aclgen.select(x > 0.0, x, x * w)
 
     @declare("SuiteMaskedRelu", inputs=("self",), outputs=("out", Tensor("mask", dtype="uint8")))
-    def masked_relu(x):
+    def suite_masked_relu(x):
         pos = x > 0.0
         return aclgen.select(pos, x, 0.0), aclgen.select(pos, 1, 0)
 
     @declare("SuiteRmsNorm", inputs=("x", "gamma"), scalars=(Scalar("epsilon", default=1e-6),),
              attrs=(Attr("axes", "int64[]", default=(-1,)),), outputs=("yOut", "rstdOut"))
-    def rms_norm(x, gamma, eps, axes):
+    def suite_rms_norm(x, gamma, eps, axes):
         rstd = aclgen.rsqrt(aclgen.mean(x * x, axes) + eps) if hasattr(aclgen, "rsqrt") \
             else 1.0 / aclgen.sqrt(aclgen.mean(x * x, axes) + eps)
         return x * rstd * gamma, rstd
@@ -227,7 +227,7 @@ def test_a_module_declares_softmax_backward_and_the_cli_lists_it(tmp_path):
 
 def test_in_place_variant_in_aclnn_and_c():
     @aclgen.operator("SuiteLeakyRelu", inputs=("self",), scalars=("negativeSlope",), outputs=("out",), inplace="self")
-    def leaky_relu(x, slope):
+    def suite_leaky_relu(x, slope):
         return aclgen.select(x > 0.0, x, x * slope)
 
     try:

@@ -98,7 +98,7 @@ class Graph:
         outside the space, or a result is made from reductions over different dims."""
         axes: dict[Node, tuple[int, ...] | None] = {}
         for n in self.nodes:
-            found = {axes[a] for a in n.args if axes.get(a) is not None}
+            found: set[tuple[int, ...]] = {a for a in (axes.get(x) for x in n.args) if a is not None}
             if n.op == "reduce":
                 dims = []
                 for a in n.axes:

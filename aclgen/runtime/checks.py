@@ -207,6 +207,13 @@ class Call:
             if len(t.view_dims) > limit:
                 raise self.error(INVALID, f"{name} has {len(t.view_dims)} dims, at most {limit} are supported")
 
+    def min_rank(self, *names: str, limit: int = 1) -> None:
+        """Each named tensor (default: every one given) has at least `limit` dims (GLU-like
+        operators refuse a 0-d input before they look at its split dim)."""
+        for name, t in self.tensors(names):
+            if len(t.view_dims) < limit:
+                raise self.error(INVALID, f"{name} has {len(t.view_dims)} dims, at least {limit} are needed")
+
     def same_shape(self, *names: str, ref: str | None = None) -> tuple[int, ...]:
         """Each named tensor (default: every input) has `ref`'s shape (the first input's)."""
         ref = ref or self.op.inputs[0]
@@ -311,6 +318,12 @@ class Call:
             if row and axes is not None:
                 out[name] = tuple(1 if k in axes else n for k, n in enumerate(shape))
         return out
+
+    def format_in(self, formats: tuple[int, ...], *names: str) -> None:
+        for name, t in self.tensors(names):
+            if t.format not in formats:
+                listed = ", ".join(C.format_name(f) for f in formats)
+                raise self.error(INVALID, f"{name} format {C.format_name(t.format)} is not in [{listed}]")
 
 
 def default(call: Call) -> None:

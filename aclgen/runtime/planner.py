@@ -16,7 +16,9 @@ other than exactly (in place) is computed into the workspace first ("staged") an
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -107,7 +109,7 @@ class _Args:
 
 
 _args: dict[object, _Args] = {}
-_templates: dict[tuple, Template] = {}
+_templates: dict[tuple, tuple[Template, ...]] = {}
 _checked: dict[tuple, tuple] = {}  # memo key -> (call, kernel arguments, numel)
 _PLAIN = (bool, int, float, str)
 
@@ -309,7 +311,7 @@ def _sequence(api: str, tpls: tuple[Template, ...], tensors, n_in: int, blocks) 
     """The executor of a call made of several kernels (outputs that reduce different dims),
     run one after the other on the same arguments."""
     workspace, kargs, staging = _bind_all(tpls, tensors, n_in)
-    steps = tuple((tpl.call, len(tpl.views) + 3) for tpl in tpls)
+    steps = tuple((cast(Callable, tpl.call), len(tpl.views) + 3) for tpl in tpls)
 
     def run(*args) -> None:
         at = 0
@@ -335,11 +337,13 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     if op.split is not None:
         views_in, views_out = _split_views(op, call.split_dim, views_in, views_out)
     absent = tuple(k for k, t in enumerate(tensors[:n_in]) if t is None)
-    given = [k for k, t in enumerate(tensors[n_in:]) if t is not None]  # kernel outputs (no split with reductions)
     groups = call.groups or [(None, tuple(range(len(op.kernel_outputs))))]
+    given = [k for k, t in enumerate(tensors[n_in:]) if t is not None]
+    whole = len(groups) == 1 and len(given) == len(op.outputs)  # one kernel, every output: the common case
     out = []
     for axes, results in groups:
-        mine = [k for k in results if k in given] if len(groups) > 1 or len(given) < len(op.kernel_outputs) else None
+        # a kernel of some outputs (kernel outputs are the API's here: a split operator is one kernel)
+        mine = None if whole else [k for k in results if k in given]
         if mine == []:
             continue  # every output of this kernel was left out (optional)
         outs = views_out if mine is None else [views_out[given.index(k)] for k in mine]
