@@ -141,6 +141,23 @@ class Call:
             elif self.values[name] is not None or not op.tensor(name).optional:
                 self.tensor(name)
 
+    def dim(self, attr: str, tensor: str) -> int:
+        """Int64 attribute `attr` as a dim of `tensor` (negative from the end), in [0, rank):
+        outside [-rank, rank - 1] it is 161002."""
+        value = self.attr(attr)
+        rank = len(self.tensor(tensor).view_dims)
+        if not -rank <= value < rank:
+            raise self.error(INVALID, f"{attr} {value} is outside [{-rank}, {rank - 1}] for {tensor} of {rank} dims")
+        return value % rank
+
+    def empty(self, *names: str) -> bool:
+        """Whether one of the named tensors is empty (CANN returns at once for some operators:
+        the call then has nothing to compute and its shape is the first tensor's)."""
+        if any(not self.tensor(n).numel for n in names):
+            self.shape = self.tensor(names[0]).view_dims
+            return True
+        return False
+
     def given(self, names) -> tuple[str, ...]:
         """`names` without the optional tensors the call leaves out (None)."""
         return tuple(n for n in names if self.values[n] is not None or not self.op.tensor(n).optional)
@@ -324,6 +341,16 @@ class Call:
             if t.format not in formats:
                 listed = ", ".join(C.format_name(f) for f in formats)
                 raise self.error(INVALID, f"{name} format {C.format_name(t.format)} is not in [{listed}]")
+
+    def same_format(self, *names: str, ref: str | None = None) -> None:
+        """Each named tensor (default: every tensor given) has `ref`'s format (the first
+        input's): FastGelu's self and out must agree."""
+        ref = ref or self.op.inputs[0]
+        r = self.tensor(ref)
+        for name, t in self.tensors(names):
+            if t.format != r.format:
+                raise self.error(INVALID, f"{name} format {C.format_name(t.format)} must equal {ref} format "
+                                          f"{C.format_name(r.format)}")
 
 
 def default(call: Call) -> None:

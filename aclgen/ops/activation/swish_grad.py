@@ -1,0 +1,76 @@
+"""activation/swish_grad: aclnnSwishBackward(gradOutput, self, betaOptional, gradInput).
+
+Formula (doc page's 计算公式): gradInput = gradOutput * σ(βx) * (1 + βx * (1 - σ(βx))), β the f32
+value of betaOptional (NULL means 1.0, as the doc says). 1 - σ(z) is computed as σ(-z) and both
+come from one exp (sigmoid.sigmoid_pair), and a large gradient times a σ(z) below FLT_MIN keeps
+its bits (sigmoid.times_small); CANN's kernel forms 1 - σ(z) by subtraction. ±inf in x gives
+NaN (inf * 0 in the formula, as in the kernel and torch), NaN propagates.
+
+Bound: 16 ulp of the output dtype against float64, except near z = βx ≈ -1.2785, where
+1 + z * σ(-z) crosses zero and cancels: there the error is absolute, a few 2^-24 * |g| (f32's
+exp is not exact; CANN and torch cancel the same way).
+
+dtypes: BFLOAT16, FLOAT16, FLOAT; no BFLOAT16 on the Atlas training and inference series (the
+doc's note). gradOutput, self and gradInput share one dtype and one shape.
+
+Checks (op_api's order), 161001 for a NULL tensor, else 161002: gradOutput's dtype, then self's,
+in the SoC's list; betaOptional an aclScalar when given; gradInput's dtype equal to gradOutput's
+and self's; at most 8 dims for each tensor; gradOutput's and self's shapes equal to gradInput's.
+"""
+
+import numpy as np
+
+import aclgen
+from aclgen import Scalar
+from aclgen.ops.activation.sigmoid import sigmoid_pair, times_small
+
+HALF_FLOAT_BF16 = ("float16", "float32", "bfloat16")
+DTYPES = {"Ascend910B": HALF_FLOAT_BF16, "Ascend910_93": HALF_FLOAT_BF16, "Ascend950": HALF_FLOAT_BF16,
+          "Ascend910": HALF_FLOAT_BF16[:2], "Ascend310P": HALF_FLOAT_BF16[:2]}
+
+
+def swish_gradient(g, z):
+    """g * σ(z) * (1 + z * σ(-z)): the gradient of x * σ(z) with respect to x, for z = βx,
+    divided by nothing (SwishBackward, SiluBackward with z = x, FastGeluBackward with z = 1.702x)."""
+    (su, sk), (cu, ck) = sigmoid_pair(z)
+    v = 1.0 + z * (cu * ck)
+    return times_small(g, su * v, sk)
+
+
+def swish_gradient_reference(g, z):
+    """float64: g * σ(z) * (1 + z * (1 - σ(z)))."""
+    with np.errstate(all="ignore"):
+        s = 1.0 / (1.0 + np.exp(-z))
+        return g * s * (1.0 + z * (1.0 - s))
+
+
+def check(call):
+    """CANN's order: presence, input dtypes, beta, the output's dtype, ranks, shapes."""
+    call.present("gradOutput", "self", "gradInput")
+    call.dtype_in("gradOutput", "self")
+    call.present("betaOptional")
+    call.same_dtype("gradInput", ref="gradOutput")
+    call.same_dtype("gradInput", ref="self")
+    call.max_rank("gradOutput", "self", "gradInput")
+    call.same_shape("gradOutput", "self", ref="gradInput")
+    call.out_shape(call.tensor("gradInput").view_dims)
+
+
+def swish_backward_reference(g, x, beta=1.0):
+    return swish_gradient_reference(g, np.float64(np.float32(beta)) * x)
+
+
+@aclgen.operator(
+    "SwishBackward",
+    inputs=("gradOutput", "self"),
+    scalars=(Scalar("betaOptional", optional=True, default=1.0),),
+    outputs=("gradInput",),
+    dtypes=DTYPES,
+    broadcast=False,
+    check=check,
+    reference=swish_backward_reference,
+    tolerance=16,
+)
+def swish_backward(g, x, beta):
+    """The gradient of swish(beta) at `self` applied to `gradOutput` (betaOptional NULL: beta = 1)."""
+    return swish_gradient(g, beta * x)
