@@ -1,0 +1,124 @@
+"""activation/glu: aclnnGlu(self, dim, out).
+
+self splits along `dim` into halves a | b (a first); out = a * sigmoid(b) (the doc page's 计算公式).
+
+Checks, in op_api's order (aclnn_glu.cpp): self, out nullptr (161001); self's and out's dtypes in
+the SoC's list, and out's castable from self's (every listed float is: float16 self into a
+float32 out is allowed, computed in f32 and rounded once into out's dtype) (161002); self and out
+at most 8 dims; self not 0-d; dim in [-rank, rank-1]; self's size at dim even; out of self's
+shape with dim halved (161002 each). An empty self returns at once.
+
+dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on the Atlas
+training and inference series (Ascend910, Ascend310P). CANN also takes DOUBLE, which aclgen's
+kernels do not (no float64 element type): a DOUBLE tensor is refused with 161002.
+
+Accuracy: `times_sigmoid` computes a * sigmoid(b) so that the result keeps f32 accuracy where
+sigmoid(b) itself would be subnormal (b < -87) but a is large enough for the product to be a
+normal float (a = 3e38, b = -100 gives 1.1e-5; a * sigmoid(b) through an f32 sigmoid is 1.7 %
+off, and 0 below b = -104). Within 3 ulp of the float64 formula (the reference below), over edge
+values in every dtype (tests/ops/test_family.py).
+"""
+
+import numpy as np
+
+import aclgen
+from aclgen import Attr, Split, exp, f32, select
+from aclgen.runtime import constants as C
+
+A2 = ("float32", "float16", "bfloat16")
+DTYPES = {"Ascend910B": A2, "Ascend910_93": A2, "Ascend950": A2, "Ascend910": A2[:2], "Ascend310P": A2[:2]}
+
+# times_sigmoid's constants. Below TAIL, sigmoid(x) = e^x / (1 + e^x) is e^x to a relative 1e-38,
+# and e^x = exp(x + SHIFT) * SCALE * SCALE: exp(x + SHIFT) <= e^16 stays a normal float down to
+# x = -191 (where p * e^x underflows for every f32 p), x + SHIFT is exact there, and SCALE =
+# f32(e^-52) is normal (SCALE^2 = e^-104 would not be). Above TAIL, sigmoid = 1 / (1 + exp(-x))
+# with exp(-x) <= e^88 finite.
+TAIL = -88.0
+SHIFT = 104.0
+SCALE = f32(np.exp(-52.0))
+TINY = f32(2.0**-149)
+# float64's sigmoid is 0 below -709.78 (exp(-x) overflows there): down to that point a
+# sigmoid that underflowed in f32 stays the smallest subnormal, so that inf * sigmoid(x) is inf as
+# in the float64 formula (and not inf * 0 = NaN); below it, 0.
+F64_SIGMOID_ZERO = f32(-709.78271484375)
+
+
+def sigmoid_terms(x):
+    """(tail, e) for x: where `tail` (x < -88), e = exp(x + 104) and sigmoid(x) = e * SCALE^2;
+    elsewhere e = exp(-x) and sigmoid(x) = 1 / (1 + e). e keeps float64's zero (see
+    F64_SIGMOID_ZERO). One exp either way."""
+    tail = x < TAIL
+    e = exp(select(tail, x + SHIFT, -x))
+    floor = select(x > F64_SIGMOID_ZERO, TINY, 0.0)
+    return tail, select(e < floor, floor, e)
+
+
+def times_sigmoid(p, x):
+    """p * sigmoid(x) for any f32 p and x, accurate where sigmoid(x) is subnormal: the tail's
+    product is ((p * SCALE) * e) * SCALE, whose intermediates stay normal whenever the result
+    is (p * SCALE underflows only for |p| < 2^-51, where p * e^x < 2^-178 anyway)."""
+    tail, e = sigmoid_terms(x)
+    return select(tail, p * SCALE * e * SCALE, p / (1.0 + e))
+
+
+def check(call):
+    """op_api's order (see the module docstring)."""
+    call.present()
+    call.dtype_in("self", "out")
+    call.max_rank("self", "out")
+    call.min_rank("self")
+    half = call.split_shape()
+    call.halves(half, "out")
+    call.shape = half
+
+
+def halved(x, dim: int) -> tuple[tuple[int, ...], int]:
+    """(dims, dtype code) of an output of `x`'s shape with `dim` halved (x's dims where dim is
+    out of range: the API reports it)."""
+    if x is None:
+        return (), C.ACL_FLOAT
+    dims = list(x.view_dims)
+    if -len(dims) <= dim < len(dims):
+        dims[dim] //= 2
+    return tuple(dims), x.dtype
+
+
+def result(ins, attrs):
+    """out: self's shape with dim halved, self's dtype."""
+    return [halved(ins[0], attrs.get("dim", -1))]
+
+
+def input_shapes(shape):
+    """self of `shape` with its last dim doubled (out spans `shape`)."""
+    return [(*shape[:-1], 2 * shape[-1])]
+
+
+def sigmoid64(x):
+    """float64 sigmoid (0 below -709.78, where exp(-x) overflows)."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+def glu_reference(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return a * sigmoid64(b)
+
+
+@aclgen.operator(
+    "Glu",
+    inputs=("self",),
+    attrs=(Attr("dim", "int64", default=-1),),
+    outputs=("out",),
+    dtypes=DTYPES,
+    broadcast=False,
+    check=check,
+    split=Split("self", dim="dim", into=("a", "b")),
+    result=result,
+    input_shapes=input_shapes,
+    reference=glu_reference,
+    tolerance=3,
+    backward="GluBackward",
+)
+def glu(a, b):
+    """The gated linear unit: the first half of `self` along `dim` times sigmoid of the second."""
+    return times_sigmoid(a, b)

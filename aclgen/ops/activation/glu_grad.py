@@ -1,0 +1,110 @@
+"""activation/glu_grad: aclnnGluBackward(gradOut, self, dim, out).
+
+self splits along `dim` into halves a | b; with g = gradOut (of a half's shape), out = [a_grad |
+b_grad] along dim, of self's shape (the doc page's 数学计算表达式):
+
+    a_grad = g * sigmoid(b),   b_grad = a_grad * (a - a * sigmoid(b))
+
+b_grad is computed as g * a * sigmoid(b) * sigmoid(-b), the same number: in f32, a - a * sigmoid(b)
+cancels to 0 for b > 17 (sigmoid(b) rounds to 1) where the exact value a * sigmoid(-b) is not 0,
+and the doc's formula is the math, not its f32 evaluation order (torch's f32 glu_backward and
+CANN's A2 path, Sub(a, Mul(a, sigmoid(b))), lose those bits). One exp serves both outputs: with
+u = |b| and e = exp(u), sigmoid(u) = e / (1 + e) and sigmoid(-u) = 1 / (1 + e); for u > 80,
+sigmoid(u) is 1 and sigmoid(-u) is carried as exp(104 - u) * SCALE^2 (glu.py's scaled tail), so
+that a large g or a times a subnormal sigmoid(-u) keeps f32 accuracy. g * a is formed first
+unless it overflows from finite g and a; then (g * SCALE) * (a * SCALE) times exp(52 - u / 2)
+twice, which reaches u = 280, the last u where g * a * e^-u can be a float.
+
+Checks, in op_api's order (aclnn_glu_backward.cpp): gradOut, self, out nullptr (161001); self's
+dtype in the SoC's list, gradOut's and out's equal to it; self, out, gradOut at most 8 dims; self
+not 0-d; dim in [-rank, rank-1]; self's size at dim even; gradOut of self's shape with dim
+halved; out of self's shape (161002 each). An empty self returns at once.
+
+dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on Ascend910 and
+Ascend310P (CANN's DOUBLE has no aclgen kernel: 161002).
+
+Accuracy: within 5 ulp of the float64 formula (the reference below) on edge values in every
+dtype; torch.nn.functional.glu's float64 autograd is the second oracle
+(tests/ops/activation/test_group_c.py).
+"""
+
+import numpy as np
+
+import aclgen
+from aclgen import Attr, Split, exp, f32, logical_or, maximum, select
+from aclgen.ops.activation.glu import DTYPES, SCALE, SHIFT, TINY, sigmoid64
+
+INF = float("inf")
+CUT = 80.0  # |b| beyond which sigmoid(-|b|) takes the scaled tail (e^-80 is normal, e^-88 not)
+F64_SIGMOID_ONE = f32(709.78271484375)  # float64's sigmoid(-u) is 0 above this (glu.py)
+
+
+def check(call):
+    """op_api's order (see the module docstring)."""
+    call.present()
+    call.dtype_in("self")
+    call.same_dtype("gradOut", "out", ref="self")
+    call.max_rank("self", "out", "gradOut")
+    call.min_rank("self")
+    half = call.split_shape()
+    call.halves(half, "gradOut")
+    call.same_shape("out", ref="self")
+    call.shape = half
+
+
+def result(ins, attrs):
+    """out: self's shape and dtype."""
+    x = ins[1]
+    return [(x.view_dims, x.dtype) if x is not None else ((), 0)]
+
+
+def input_shapes(shape):
+    """gradOut with the last dim of `shape` halved; self (and out) of `shape`."""
+    if not shape or shape[-1] % 2:
+        raise ValueError(f"GluBackward splits the last dim of self in halves: it must be even, got "
+                         f"{'x'.join(map(str, shape)) or 'a 0-d self'}")
+    return [(*shape[:-1], shape[-1] // 2), tuple(shape)]
+
+
+def glu_backward_reference(g, x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    s, t = sigmoid64(b), sigmoid64(-b)
+    return np.concatenate([g * s, g * a * s * t], axis=dim)
+
+
+@aclgen.operator(
+    "GluBackward",
+    inputs=("gradOut", "self"),
+    attrs=(Attr("dim", "int64", default=-1),),
+    outputs=("out",),
+    dtypes=DTYPES,
+    broadcast=False,
+    check=check,
+    split=Split("self", dim="dim", into=("a", "b"), whole=("out",), whole_into=("outA", "outB")),
+    result=result,
+    input_shapes=input_shapes,
+    reference=glu_backward_reference,
+    tolerance=5,
+)
+def glu_backward(g, a, b):
+    """The gradient of GLU(self) = a * sigmoid(b) along `dim`, applied to `gradOut`."""
+    u = abs(b)
+    tail = u > CUT
+    ga = g * a
+    # g * a first, unless it overflowed from finite g and a; an infinite g or a keeps g * a (inf
+    # times the positive rest is inf, as in float64, where the other order could give inf * 0)
+    first = logical_or(abs(ga) < INF, maximum(abs(g), abs(a)) == INF)
+    # head: e = e^u. tail: e = sigmoid(-u) / SCALE^2; where g * a overflowed, e = its square root,
+    # as (g * SCALE) * (a * SCALE) * e * e reaches u = 280, where g * a * e^-u still is a float
+    e = exp(select(tail, select(first, SHIFT - u, 0.5 * SHIFT - 0.5 * u), u))
+    floor = select(u < F64_SIGMOID_ONE, TINY, 0.0)
+    e = select(e < floor, floor, e)
+    r = 1.0 + e
+    s = e / r  # head: sigmoid(u)
+    pos = b >= 0.0
+    low = select(first, g * SCALE * e * SCALE, g * SCALE * e * e * SCALE)  # g * sigmoid(-u)
+    a_grad = select(tail, select(pos, g, low), select(pos, g * s, g / r))
+    d = s / r  # head: sigmoid(u) * sigmoid(-u), >= e^-80: normal
+    head = select(first, ga * d, g * (a * d))
+    low = select(first, ga * SCALE * e * SCALE, g * SCALE * (a * SCALE) * e * e)
+    return a_grad, select(tail, low, head)
