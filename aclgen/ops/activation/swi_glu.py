@@ -1,0 +1,86 @@
+"""activation/swi_glu: aclnnSwiGlu(x, dim, out).
+
+x splits along `dim` into halves A | B (A first); out = Swish(A) * B = A * sigmoid(A) * B (the
+doc page's 计算公式; Swish with beta 1, as the kernel's silu).
+
+Checks: the folder has no op_api source (the API is generated from the op definition), so the
+order is SwiGluGrad's, its sibling through the same generated door (swi_glu_grad.py): x, out
+nullptr (161001); x's and out's dtypes in the SoC's list and equal; formats in {ND, NCHW, NHWC,
+NCDHW, NCL} (all read as ND); x not 0-d ("维度必须大于0"); dim in [-rank, rank-1] and x's size
+there even; out of x's shape with dim halved (161002 each). The doc's 返回值 table gives 161002 for
+a dim out of range, so it is 161002 here, where SwiGluGrad's SPEC contract has the tiling code
+561002 for the same condition. Any rank >= 1 (the doc gives none); an empty x returns at once.
+
+dtypes: BFLOAT16, FLOAT16, FLOAT on Atlas A2/A3 and Ascend950; FLOAT16, FLOAT on Ascend310P
+(whose note also asks for 64-byte aligned shapes, a kernel limit aclgen does not have); not on
+Ascend910 (不支持).
+
+Accuracy: A * sigmoid(A) * B is one product that keeps f32 accuracy through the ranges where an
+f32 sigmoid(A) underflows (A < -87: A * B * e^A is carried as ((A * SCALE) * B) * exp(A + 104) *
+SCALE, glu.py's scaled tail) and where A * B overflows but the result does not (A in [-88, 0):
+(A * sigmoid(A)) * B). Within 3 ulp of the float64 formula (the reference below); torch's
+silu(A) * B in float64 is the second oracle (tests/ops/activation/test_group_c.py).
+"""
+
+import numpy as np
+
+import aclgen
+from aclgen import Attr, Split, logical_or, maximum, select
+from aclgen.ops.activation.glu import F64_SIGMOID_ZERO, SCALE, halved, input_shapes, sigmoid64, sigmoid_terms
+from aclgen.ops.activation.swi_glu_grad import FORMATS
+
+INF = float("inf")
+A2 = ("bfloat16", "float16", "float32")
+
+
+def check(call):
+    """The generated door's order (see the module docstring)."""
+    call.present()
+    call.dtype_in("x", "out")
+    call.same_dtype("out", ref="x")
+    call.format_in(FORMATS)
+    call.min_rank("x")
+    half = call.split_shape()
+    call.halves(half, "out")
+    call.shape = half
+
+
+def result(ins, attrs):
+    """out: x's shape with dim halved, x's dtype."""
+    return [halved(ins[0], attrs.get("dim", -1))]
+
+
+def swi_glu_reference(x, dim):
+    a, b = np.split(x, 2, axis=dim)
+    return a * b * sigmoid64(a)
+
+
+@aclgen.operator(
+    "SwiGlu",
+    inputs=("x",),
+    attrs=(Attr("dim", "int64", default=-1),),
+    outputs=("out",),
+    dtypes={"Ascend910B": A2, "Ascend910_93": A2, "Ascend950": A2, "Ascend310P": A2[1:], "Ascend910": ()},
+    broadcast=False,
+    max_rank=None,
+    check=check,
+    split=Split("x", dim="dim", into=("a", "b")),
+    result=result,
+    input_shapes=input_shapes,
+    reference=swi_glu_reference,
+    tolerance=3,
+    backward="SwiGluGrad",
+)
+def swi_glu(a, b):
+    """SwiGLU: silu of the first half of `x` along `dim` times the second half."""
+    tail, e = sigmoid_terms(a)
+    ab = a * b
+    # A * B first, unless it overflowed from finite A and B (then |A| >= 1 and A * sigmoid(A) is
+    # a normal float for A >= -88)
+    first = logical_or(abs(ab) < INF, maximum(abs(a), abs(b)) == INF)
+    head = select(first, ab / (1.0 + e), a / (1.0 + e) * b)
+    # tail: A * SCALE times B cannot overflow while e is not 0 (|A| <= 710 there); where e is 0
+    # (below float64's sigmoid zero, or A = -inf) the product takes e first: 0, or NaN for an
+    # infinite A or B, as the float64 formula gives
+    low = select(a > F64_SIGMOID_ZERO, a * SCALE * b * e * SCALE, a * SCALE * e * b * SCALE)
+    return select(tail, low, head)
