@@ -9,6 +9,7 @@
     aclgen bench [OP...] [--sizes 1K,1M] [--json F]    time against numpy/torch/numba and the triad
     aclgen tune [OP...] [--sizes 64K,1M] [--show]      time schedules per variant, keep the fastest
     aclgen sdk --prefix DIR [--ops FILE.py ...]        CANN's headers and libraries for C/C++ programs
+    aclgen docs [--out DIR] [--check]                  the operator reference (docs/operators/)
 
 OP is a built-in's name (hardswish_backward or HardswishBackward) or FILE.py:NAME, an operator
 a user's module declares with `@aclgen.operator`. The work itself lives in aclgen/tools/.
@@ -360,6 +361,37 @@ def cmd_sdk(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- aclgen docs --------------------------------------------------------------------------------
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    """`aclgen docs`: write the operator reference (aclgen/tools/docs.py); --check: say whether
+    the pages under DIR are current instead."""
+    from aclgen.tools import docs
+
+    out = args.out or docs.default_directory()
+    if out is None:
+        raise UserError("aclgen runs from an installed package, not a checkout: name the directory with --out DIR")
+    try:
+        generated = docs.pages()
+    except docs.ExampleError as exc:
+        raise UserError(str(exc)) from None
+    if args.check:
+        problems = docs.stale(out, generated)
+        for line in problems:
+            print(f"stale: {os.path.join(out, line)}")
+        print(f"{count(len(generated), 'page')} in {out}: "
+              + ("current" if not problems else f"{len(problems)} stale; run `aclgen docs` to rewrite them"))
+        return EXIT_OK if not problems else EXIT_ERROR
+    try:
+        written, removed = docs.write(out, generated)
+    except OSError as exc:
+        raise UserError(f"cannot write the operator reference under {out}: {exc.strerror or exc}") from None
+    print(f"aclgen docs: {count(len(written), 'page')} in {out}"
+          + (f" (removed {', '.join(removed)})" if removed else ""))
+    return EXIT_OK
+
+
 # -- the parser ---------------------------------------------------------------------------------
 
 OP_HELP = "operator: a built-in's name (hardswish_backward, HardswishBackward) or FILE.py:NAME (see `aclgen ops`)"
@@ -456,6 +488,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prefix", required=True, metavar="DIR", help="the install root (created if missing)")
     s.add_argument("--ops", action="append", metavar="FILE.py", help="also the operators a module declares (repeatable)")
     s.set_defaults(func=cmd_sdk)
+
+    s = sub.add_parser(
+        "docs",
+        help="write the operator reference: one Markdown page per built-in operator, and an index",
+        description="Write the operator reference from the registry: per built-in operator its C declarations, "
+        "parameters, dtypes per SoC profile, checks and status codes, formula, reference and bound, and an "
+        "example run now; an index by family and CANN folder with every API of CANN's activation doc pages "
+        "and its status. Pages of operators no longer declared are removed.",
+    )
+    s.add_argument("--out", metavar="DIR", help="where to write (default: the checkout's docs/operators)")
+    s.add_argument("--check", action="store_true", help="write nothing: list the stale pages, exit 1 if any")
+    s.set_defaults(func=cmd_docs)
 
     from aclgen.tools.bench import add_subcommand as add_bench  # `aclgen bench`: its options live there
     from aclgen.tools.tune import add_subcommand as add_tune

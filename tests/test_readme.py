@@ -67,7 +67,7 @@ def test_the_extras_keep_lint_tools_apart():
     assert any(d.startswith("ruff") for d in extras["lint"]) and any(d.startswith("pyright") for d in extras["lint"])
 
 
-@pytest.mark.parametrize("command", ["ops", "compile", "opt", "run", "demo", "bench", "tune", "sdk", "cache"])
+@pytest.mark.parametrize("command", ["ops", "compile", "opt", "run", "demo", "bench", "tune", "sdk", "cache", "docs"])
 def test_every_cli_command_is_documented(command):
     assert f"aclgen {command}" in (ROOT / "docs" / "cli.md").read_text()
     r = subprocess.run([sys.executable, "-m", "aclgen.cli", command, "--help"], capture_output=True, text=True)

@@ -210,6 +210,9 @@ def operator_functions(op) -> tuple[Function, ...]:
 
 
 def header_name(op) -> str:
-    """CANN's operator header name: aclnn_ and the aclnn name in snake case (aclnn_swi_glu_grad.h,
-    aclnn_gelu_v2.h), whatever the formula's Python name."""
-    return f"aclnn_{snake(op.name)}.h"
+    """CANN's operator header name, whatever the formula's Python name: the one CANN's doc pages
+    include (aclgen/ops/catalog.py: aclnn_geglu.h for GeGlu and GeGluV3, aclnn_logsigmoid.h), else
+    aclnn_ and the aclnn name in snake case (aclnn_swi_glu_grad.h, aclnn_gelu_v2.h)."""
+    from aclgen.ops.catalog import HEADERS
+
+    return HEADERS.get(op.api) or f"aclnn_{snake(op.name)}.h"

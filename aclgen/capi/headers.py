@@ -122,16 +122,18 @@ def aclnn_util() -> str:
                   c_linkage=False)
 
 
-def operator_header(op) -> str:
-    """aclnn_<op>.h: the functions of a declared operator (and of its in-place form), with its
-    documentation."""
-    functions = abi.operator_functions(op)
-    doc = op.doc or op.signature
-    body = (f"/**\n * {op.api}: {doc}\n * {op.signature}\n"
-            f" * First phase: check the arguments and plan the call; second phase: run it on `stream`.\n"
-            + (f" * {op.inplace_api} writes the result into {op.inplace}Ref.\n" if op.inplace else "")
-            + " */\n" + "".join(f"{f.declaration('ACLNN_API ')}\n" for f in functions))
-    guard = "OP_API_INC_" + abi.header_name(op).upper().replace(".", "_") + "_"
+def operator_header(*ops) -> str:
+    """aclnn_<op>.h: the functions of declared operators that share one header (GeGlu and GeGluV3
+    in CANN's aclnn_geglu.h; usually one), each with its in-place form and its documentation."""
+    body = ""
+    for op in ops:
+        functions = abi.operator_functions(op)
+        doc = op.doc or op.signature
+        body += (f"/**\n * {op.api}: {doc}\n * {op.signature}\n"
+                 f" * First phase: check the arguments and plan the call; second phase: run it on `stream`.\n"
+                 + (f" * {op.inplace_api} writes the result into {op.inplace}Ref.\n" if op.inplace else "")
+                 + " */\n" + "".join(f"{f.declaration('ACLNN_API ')}\n" for f in functions))
+    guard = "OP_API_INC_" + abi.header_name(ops[0]).upper().replace(".", "_") + "_"
     return _guard(guard, body, ['"aclnn/aclnn_base.h"', '"aclnn_util.h"'])
 
 
@@ -142,8 +144,11 @@ def write(include: str, ops) -> list[str]:
         "acl/acl_base_rt.h": acl_base_rt(), "aclnn/acl_meta.h": acl_meta(), "aclnn/aclnn_base.h": aclnn_base(),
         "aclnn/opdev/op_errno.h": op_errno(), "aclnnop/aclnn_util.h": aclnn_util(),
     }
+    shared: dict[str, list] = {}
     for op in ops:
-        files[f"aclnnop/{abi.header_name(op)}"] = operator_header(op)
+        shared.setdefault(abi.header_name(op), []).append(op)
+    for name, group in shared.items():
+        files[f"aclnnop/{name}"] = operator_header(*group)
     written = []
     for rel, text in files.items():
         path = os.path.join(include, rel)
