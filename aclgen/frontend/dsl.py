@@ -82,6 +82,8 @@ FUNCTIONS: dict[str, Function] = {
         Function("erf", 1, "The error function; erf(+-0) = +-0, erf(+-inf) = +-1. <= 1 ulp.", heavy=True),
         Function("erfc", 1, "1 - erf(x), accurate where it is small: erfc(+inf) = +0 (gradual underflow), "
                             "erfc(-inf) = 2. <= 1 ulp.", heavy=True),
+        Function("erfinv", 1, "The inverse error function; erfinv(+-0) = +-0, erfinv(+-1) = +-inf, NaN for "
+                              "|x| > 1. <= 2 ulp.", heavy=True),
         Function("log", 1, "The natural logarithm; log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, "
                            "log(1) = +0. <= 1 ulp.", heavy=True),
         Function("log2", 1, "The base-2 logarithm; log2(+-0) = -inf, log2(x < 0) = NaN, log2(+inf) = +inf, "
@@ -191,15 +193,16 @@ REDUCTIONS = ("sum", "mean", "amax", "amin")
 
 
 def _reduction(kind: str) -> Callable:
-    def reduce(x, axis):
-        return _traced(x).reduction(kind, x, axis)
+    def reduce(x, axis=None, *, keep=None):
+        return _traced(x).reduction(kind, x, axis, keep)
 
     reduce.__name__ = reduce.__qualname__ = kind
     reduce.__module__ = __name__
     reduce.__doc__ = (
         f"{kind}(x, axis): the {kind} of x over `axis` (an int or a tuple of ints, negative from the end, "
-        "known when the kernel is compiled), accumulated in f32 in an order fixed by the shape alone; the "
-        "result keeps the reduced axes (size 1) and broadcasts back. amax/amin propagate NaN; an empty axis "
+        "known when the kernel is compiled; or an input tensor: the trailing dims it spans), or over every "
+        "dim but an input tensor's with keep=tensor (but the last n with keep=n); accumulated in f32 in an "
+        "order fixed by the shape alone; the result keeps the reduced axes (size 1) and broadcasts back. amax/amin propagate NaN; an empty axis "
         "gives sum 0, mean NaN, amax -inf, amin +inf.")
     return reduce
 

@@ -107,6 +107,18 @@ class Builder:
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self(ew.SelectOp(cond, a, b))
 
+    def and_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Both masks."""
+        return self(ew.AndOp(a, b))
+
+    def or_(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """Either mask."""
+        return self(ew.OrOp(a, b))
+
+    def not_(self, a: SSAValue) -> SSAValue:
+        """The mask's complement."""
+        return self(ew.NotOp(a))
+
     def call(self, function: str, *args: SSAValue) -> SSAValue:
         """Formula function `function` (its `ew` op), expanded in turn by `expand-math`."""
         return self(ew.function_op(function)(*args))

@@ -26,11 +26,13 @@ order of every operation are the numerics prototype's (exhaustively swept in bot
 
 from __future__ import annotations
 
+import struct
+
 from xdsl.ir import SSAValue
 
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, shifter, split_scale
-from aclgen.passes.expansions.log import fast2sum, split12
+from aclgen.passes.expansions.log import fast2sum, log_normal, split12
 from aclgen.passes.expansions.registry import expands
 from aclgen.passes.expansions.tanh import exp_pair
 
@@ -63,6 +65,64 @@ S = (
     h("0x1.914df8p-3"),  # 0x3e48a6fc
     h("0x1.2bb458p-3"),  # 0x3e15da2c
 )
+# erfinv, |x| < 0.75: erfinv x = x (C0HI + P(x^2)), P = C0 + C1 z + ... + C10 z^10, where
+# C0HI + C0 is sqrt(pi)/2 as a pair (so x C0HI is the only big product); relative error 2^-29.6
+EINV_C0HI = h("0x1.c5bf8ap-1")  # 0x3f62dfc5
+EINV_C = (
+    h("-0x1.c96212p-26"),  # 0xb2e4b109
+    h("0x1.db29d6p-3"),  # 0x3e6d94eb
+    h("0x1.054836p-3"),  # 0x3e02a41b
+    h("0x1.5fd636p-4"),  # 0x3dafeb1b
+    h("0x1.2f9710p-4"),  # 0x3d97cb88
+    h("-0x1.5921a2p-6"),  # 0xbcac90d1
+    h("0x1.94287ep-2"),  # 0x3eca143f
+    h("-0x1.05c368p+0"),  # 0xbf82e1b4
+    h("0x1.fc19aap+0"),  # 0x3ffe0cd5
+    h("-0x1.028126p+1"),  # 0xc0014093
+    h("0x1.fc09e8p-1"),  # 0x3f7e04f4
+)
+# erfinv, |x| >= 0.75, w = -log((1 - |x|)(1 + |x|)): three degree-8 sets P0..P8 in d = u - center,
+# the centers chosen so that P0 (the value there) is an f32 within 1e-4 ulp of exact.
+# A: w < 2, erfinv = |x| P(w - AC) (Giles' form, no square root); relative error 2^-30.1
+EINV_AC = h("0x1.6900e0p+0")  # 0x3fb48070
+EINV_A = (
+    h("0x1.3ac5e8p+0"),  # 0x3f9d62f4
+    h("0x1.00282ap-2"),  # 0x3e801415
+    h("0x1.7ca5bap-10"),  # 0x3abe52dd
+    h("-0x1.1a516cp-9"),  # 0xbb0d28b6
+    h("0x1.5d6c90p-13"),  # 0x392eb648
+    h("0x1.9a8ad6p-16"),  # 0x37cd456b
+    h("-0x1.7a76dcp-18"),  # 0xb6bd3b6e
+    h("0x1.616d50p-19"),  # 0x3630b6a8
+    h("0x1.6bc578p-21"),  # 0x3535e2bc
+)
+# B: 2 <= w <= 5, erfinv = |x| P(w - BC); 2^-32.0
+EINV_BC = h("0x1.c026f0p+1")  # 0x40601378
+EINV_B = (
+    h("0x1.be3c6ep+0"),  # 0x3fdf1e37
+    h("0x1.e1fb38p-3"),  # 0x3e70fd9c
+    h("-0x1.b85278p-8"),  # 0xbbdc293c
+    h("-0x1.f7df82p-12"),  # 0xb9fbefc1
+    h("0x1.4c5920p-13"),  # 0x39262c90
+    h("-0x1.09046ep-16"),  # 0xb7848237
+    h("-0x1.a1b09cp-22"),  # 0xb4d0d84e
+    h("0x1.54d0dcp-22"),  # 0x34aa686e
+    h("-0x1.165900p-25"),  # 0xb30b2c80
+)
+# H: w > 5, erfinv = P(sqrt(w) - HC); 2^-29.0
+EINV_HC = h("0x1.895976p+1")  # 0x4044acbb
+EINV_H = (
+    h("0x1.73fa3ep+1"),  # 0x4039fd1f
+    h("0x1.00ec80p+0"),  # 0x3f807640
+    h("0x1.915f68p-8"),  # 0x3bc8afb4
+    h("-0x1.99473ep-9"),  # 0xbb4ca39f
+    h("0x1.15d5d2p-10"),  # 0x3a8aeae9
+    h("-0x1.ebdeb2p-13"),  # 0xb975ef59
+    h("-0x1.c8a35ep-17"),  # 0xb76451af
+    h("0x1.8fb9d4p-15"),  # 0x3847dcea
+    h("-0x1.315e1ep-16"),  # 0xb798af0f
+)
+EINV_SMALL = 0.75
 TOP = 10.1  # erfc_core's argument is clamped to [lo, TOP]: erfc(10.1) rounds to +0
 ERF_SMALL = 0.75
 ERFC_SMALL = 0.5
@@ -139,3 +199,65 @@ def erfc(b: Builder, x: SSAValue) -> SSAValue:
     c = erfc_core(b, clamp(b, a, ERFC_SMALL, TOP))
     yl = b.select(b.cmp("ogt", x, b.f32(0.0)), c, b.sub(b.f32(2.0), c))
     return b.select(b.cmp("olt", a, b.f32(ERFC_SMALL)), ys, yl)
+
+
+def split12_const(v: float) -> tuple[float, float]:
+    """split12 of an f32 constant, folded: (its high part, the exact rest)."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", v))
+    (hi,) = struct.unpack("<f", struct.pack("<I", bits & 0xFFFFF000))
+    return hi, v - hi
+
+
+@expands("erfinv")
+def erfinv(b: Builder, x: SSAValue) -> SSAValue:
+    """Both branches in every lane, selected on a = |x| < 0.75; x's sign copied onto the result.
+
+    Central: a (C0HI + P(a^2)), P of degree 10 by Estrin (a C0HI is the one big term, rounded
+    once with the rest). Tail: w = -log((1 - a)(1 + a)) with 1 - a exact and (1 - a)(1 + a) =
+    2e - e^2 one multiply-add; then one of three degree-8 polynomials in d = u - center, its
+    coefficients selected per lane: u = w (w < 2 and 2 <= w <= 5: Giles' form a P(d), no square
+    root, and w's own error barely matters) or u = sqrt(w) (w > 5: P(d)). M (c0 + d q + c1 dl)
+    with M = a or 1: dl is d's rounding error, and M c0 (the big term) is exact through 12-bit
+    splits, so the sum rounds once. One set for w in [0.82, 5] reached 2.1 ulp without FMA (d q
+    is up to 46% of the value there); one sqrt-based tail 2.7 ulp.
+
+    erfinv(+-1) = +-inf, |x| > 1 and NaN give NaN, +-0 give +-0 (the central branch)."""
+    one = b.f32(1.0)
+    a = b.call("absolute", x)
+    # central
+    c = [b.f32(v) for v in EINV_C]
+    z = b.mul(x, x)
+    z2 = b.mul(z, z)
+    z4 = b.mul(z2, z2)
+    p = b.muladd(b.muladd(c[10], z2, b.muladd(c[9], z, c[8])), z4,
+                 b.muladd(b.muladd(c[7], z, c[6]), z2, b.muladd(c[5], z, c[4])))
+    p = b.muladd(p, z4, b.muladd(b.muladd(c[3], z, c[2]), z2, b.muladd(c[1], z, c[0])))
+    yc = b.muladd(a, b.f32(EINV_C0HI), b.mul(a, p))  # on |x|: x P would be +0 for x = -0 (P(0) < 0)
+    # tail
+    e = b.sub(one, a)  # exact for a >= 1/2
+    v = b.muladd(b.neg(e), e, b.mul(b.f32(2.0), e))
+    w = b.neg(log_normal(b, v))
+    up = b.cmp("ogt", w, b.f32(5.0))
+    mid = b.cmp("oge", w, b.f32(2.0))
+
+    def pick(h_: float, b_: float, a_: float) -> SSAValue:
+        return b.select(up, b.f32(h_), b.select(mid, b.f32(b_), b.f32(a_)))
+
+    k = [pick(*coefs) for coefs in zip(EINV_H, EINV_B, EINV_A)]
+    cc = pick(EINV_HC, EINV_BC, EINV_AC)
+    u = b.select(up, b.call("sqrt", w), w)
+    d = b.sub(u, cc)
+    d2 = b.mul(d, d)
+    d4 = b.mul(d2, d2)
+    dl = b.add(b.sub(b.neg(cc), d), u)  # u - cc - d exactly
+    q = b.muladd(b.muladd(k[8], d, k[7]), d2, b.muladd(k[6], d, k[5]))
+    q = b.muladd(q, d4, b.muladd(b.muladd(k[4], d, k[3]), d2, b.muladd(k[2], d, k[1])))
+    m = b.select(up, one, a)
+    m_a = split12(b, m)
+    m_b = b.sub(m, m_a)
+    c0a, c0b = (pick(*parts) for parts in zip(*(split12_const(s[0]) for s in (EINV_H, EINV_B, EINV_A))))
+    small = b.muladd(m_a, c0b, b.mul(m_b, k[0]))
+    yt = b.muladd(m_a, c0a, b.muladd(m, b.muladd(d, q, b.mul(k[1], dl)), small))
+    y = b.call("copysign", b.select(b.cmp("olt", a, b.f32(EINV_SMALL)), yc, yt), x)
+    y = b.select(b.cmp("oeq", a, one), b.call("copysign", b.f32(float("inf")), x), y)
+    return b.select(b.cmp("ole", a, one), y, b.f32(float("nan")))

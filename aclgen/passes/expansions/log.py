@@ -62,15 +62,19 @@ def fast2sum(b: Builder, a: SSAValue, c: SSAValue) -> tuple[SSAValue, SSAValue]:
     return s, b.add(b.sub(a, s), c)
 
 
+def exponent_split(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(m, k) with x = 2^k m, m in [sqrt(1/2), sqrt 2), k an i32, for a positive normal x; m - 1
+    is exact (Sterbenz)."""
+    k = b.ashr(b.isub(b.bits(x), b.i32(SQRT_HALF_BITS)), 23)
+    return b.float(b.isub(b.bits(x), b.shl(k, 23))), k
+
+
 def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     """(f, kf) with x = 2^kf (1 + f), 1 + f in [sqrt(1/2), sqrt 2), for positive finite x
-    (subnormals included; other x give some values the specials' selects replace)."""
+    (subnormals scaled by 2^23 first; other x give some values the specials' selects replace)."""
     sub = b.cmp("olt", x, b.f32(TINY))
-    xs = b.select(sub, b.mul(x, b.f32(2.0**23)), x)
-    k = b.ashr(b.isub(b.bits(xs), b.i32(SQRT_HALF_BITS)), 23)
-    f = b.sub(b.float(b.isub(b.bits(xs), b.shl(k, 23))), b.f32(1.0))  # exact
-    kf = b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
-    return f, kf
+    m, k = exponent_split(b, b.select(sub, b.mul(x, b.f32(2.0**23)), x))
+    return b.sub(m, b.f32(1.0)), b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
 
 
 def q_times_f(b: Builder, f: SSAValue, f2: SSAValue) -> SSAValue:
@@ -106,6 +110,13 @@ def specials(b: Builder, x: SSAValue, y: SSAValue, pole: float) -> SSAValue:
     p = b.f32(pole)
     y = b.select(b.cmp("olt", x, p), b.f32(float("nan")), y)
     return b.select(b.cmp("oeq", x, p), b.f32(-float("inf")), y)
+
+
+def log_normal(b: Builder, v: SSAValue) -> SSAValue:
+    """log v for a positive normal v: log without its subnormal scaling and special values."""
+    m, k = exponent_split(b, v)
+    f = b.sub(m, b.f32(1.0))
+    return ln(b, f, b.to_f32(k), tail(b, f))
 
 
 @expands("log")
