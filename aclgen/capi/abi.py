@@ -50,7 +50,8 @@ class Function:
 
 # C types the public headers use, as the embedding module sees them (enums are ints on this ABI)
 _SCALARS = {"aclError": "int", "aclnnStatus": "int32_t", "aclDataType": "int", "aclFormat": "int",
-            "aclrtMemcpyKind": "int", "aclrtMemMallocPolicy": "int", "aclrtRunMode": "int"}
+            "aclrtMemcpyKind": "int", "aclrtMemMallocPolicy": "int", "aclrtRunMode": "int",
+            "bool": "_Bool"}  # C99's own name: the module's generated prototypes come before any #include
 
 
 def _cffi_scalar(t: str) -> str:

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "aclnnop/aclnn_leaky_relu_backward.h"
+#include "aclnnop/aclnn_my_leaky_relu_backward.h"
 #include "common.h"
 
 int main() {
@@ -31,12 +31,12 @@ int main() {
 
   uint64_t workspaceSize = 0;
   aclOpExecutor* executor = nullptr;
-  ret = aclnnLeakyReluBackwardGetWorkspaceSize(grad, self, slope, out, &workspaceSize, &executor);
+  ret = aclnnMyLeakyReluBackwardGetWorkspaceSize(grad, self, slope, out, &workspaceSize, &executor);
   CHECK_RET(ret == ACL_SUCCESS,
-            LOG_PRINT("aclnnLeakyReluBackwardGetWorkspaceSize failed. ERROR: %d (%s)\n", ret, aclGetRecentErrMsg());
+            LOG_PRINT("aclnnMyLeakyReluBackwardGetWorkspaceSize failed. ERROR: %d (%s)\n", ret, aclGetRecentErrMsg());
             return ret);
-  ret = aclnnLeakyReluBackward(nullptr, workspaceSize, executor, stream);
-  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnLeakyReluBackward failed. ERROR: %d\n", ret); return ret);
+  ret = aclnnMyLeakyReluBackward(nullptr, workspaceSize, executor, stream);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnMyLeakyReluBackward failed. ERROR: %d\n", ret); return ret);
   ret = aclrtSynchronizeStream(stream);
   CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
   ret = PrintResult(outAddr, gradShape);
