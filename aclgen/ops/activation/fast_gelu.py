@@ -1,11 +1,15 @@
 """activation/fast_gelu: aclnnFastGelu(self, out).
 
 Formula (doc page's 计算公式): out = x / (1 + e^(-1.702 x)), computed as x * σ(z) with
-z = f32(1.702) * x rounded to f32, as CANN's kernel does (Muls by the f32 constant, then exp): the
-reference takes the same z, then float64. σ(z) below e^-64 is carried scaled
-(sigmoid.sigmoid_pair, times_small), so a result below FLT_MIN is rounded once. x = -inf gives
-NaN and +inf gives +inf (x / (1 + e^-z) in the kernel gives the same), NaN propagates.
-Bound: 3 ulp of the output dtype against that reference.
+z = f32(1.702) * x rounded to f32, as CANN's kernel does (Muls by the f32 constant, then exp).
+σ(z) below e^-64 is carried scaled (sigmoid.sigmoid_pair, times_small), so a result below
+FLT_MIN is rounded once. x = -inf gives NaN and +inf gives +inf (x / (1 + e^-z) in the kernel
+gives the same), NaN propagates.
+
+Bound: 128 ulp of the output dtype against the float64 formula; 3 ulp for |z| < 2. The f32 z
+is off the exact 1.702 x by up to 2^-24 relative (and f32(1.702) by 1.3e-8), which e^z turns
+into about |z| * 2^-24 relative for z < 0: up to ~90 ulp near z = -87, below which the result
+is subnormal. A compensated product would cost as much as the rest of the kernel.
 
 dtypes: FLOAT16, FLOAT32, BFLOAT16 on Atlas A2/A3 and Ascend 950; the Atlas training and
 inference series are not supported (every call 161002).
@@ -24,7 +28,6 @@ from aclgen.ops.activation.swish import swish_value
 FLOATS = ("float16", "float32", "bfloat16")
 DTYPES = {"Ascend910B": FLOATS, "Ascend910_93": FLOATS, "Ascend950": FLOATS, "Ascend910": (), "Ascend310P": ()}
 ALPHA = f32(1.702)
-ALPHA32 = np.float32(1.702)
 
 
 def check(call):
@@ -39,7 +42,7 @@ def check(call):
 
 
 def fast_gelu_reference(x):
-    z = (ALPHA32 * x.astype(np.float32)).astype(np.float64)
+    z = 1.702 * x
     with np.errstate(over="ignore"):
         return x / (1.0 + np.exp(-z))
 
@@ -52,7 +55,7 @@ def fast_gelu_reference(x):
     broadcast=False,
     check=check,
     reference=fast_gelu_reference,
-    tolerance=3,
+    tolerance=128,
     backward="FastGeluBackward",
 )
 def fast_gelu(x):

@@ -3,11 +3,13 @@
 Formula (doc page's 计算公式): dx = dy * ((r - 1) * (-1.702 x) + 1) * r, r = 1 / (e^(-1.702 x) + 1),
 which is SwishBackward's dy * σ(z) * (1 + z * σ(-z)) with z = 1.702 x (swish_grad.swish_gradient:
 σ(z) and σ(-z) from one exp, a large gradient times a σ(z) below FLT_MIN kept to its bits).
-z = f32(1.702) * x rounded to f32, as CANN's kernel computes it; the reference takes the same z,
-then float64. ±inf in x gives NaN (inf * 0, as in the kernel), NaN propagates.
+z = f32(1.702) * x rounded to f32, as CANN's kernel computes it. ±inf in x gives NaN (inf * 0,
+as in the kernel), NaN propagates.
 
-Bound: 16 ulp of the output dtype against that reference, except near z ≈ -1.2785 (x ≈ -0.751),
-where the derivative crosses zero and cancels: there the error is absolute, a few 2^-24 * |dy|.
+Bound: 128 ulp of the output dtype against the float64 formula, 16 ulp for |z| < 2, except near
+z ≈ -1.2785 (x ≈ -0.751), where the derivative crosses zero and cancels: there the error is
+absolute, a few 2^-24 * |dy|. The f32 z carries up to 2^-24 relative error, which e^z turns into
+about |z| * 2^-24 relative for z < 0 (FastGelu's docstring).
 
 dtypes: FLOAT16, FLOAT32, BFLOAT16 on Atlas A2/A3 and Ascend 950; the Atlas training and
 inference series are not supported (every call 161002). The three tensors share dtype and shape.
@@ -18,10 +20,8 @@ to self's, gradInput's to gradOutput's; at most 8 dims for self; gradInput's and
 formats equal to self's.
 """
 
-import numpy as np
-
 import aclgen
-from aclgen.ops.activation.fast_gelu import ALPHA, ALPHA32, FLOATS
+from aclgen.ops.activation.fast_gelu import ALPHA, FLOATS
 from aclgen.ops.activation.swish_grad import swish_gradient, swish_gradient_reference
 
 DTYPES = {"Ascend910B": FLOATS, "Ascend910_93": FLOATS, "Ascend950": FLOATS, "Ascend910": (), "Ascend310P": ()}
@@ -41,8 +41,7 @@ def check(call):
 
 
 def fast_gelu_backward_reference(dy, x):
-    z = (ALPHA32 * x.astype(np.float32)).astype(np.float64)
-    return swish_gradient_reference(dy, z)
+    return swish_gradient_reference(dy, 1.702 * x)
 
 
 @aclgen.operator(
@@ -53,8 +52,8 @@ def fast_gelu_backward_reference(dy, x):
     broadcast=False,
     check=check,
     reference=fast_gelu_backward_reference,
-    tolerance=16,
+    tolerance=128,
 )
 def fast_gelu_backward(dy, x):
     """The gradient of fast_gelu at `self` applied to `gradOutput`."""
-    return swish_gradient(dy, ALPHA * x)
+    return swish_gradient(dy, ALPHA * x, x)

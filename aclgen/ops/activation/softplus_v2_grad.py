@@ -3,11 +3,13 @@
 Formula (doc page's 计算公式): gradInput = gradOutput where β * self > threshold, else
 gradOutput / (1 + e^(-β * self)). z = β * self is the f32 product (CANN's kernel: Muls by the
 f32 value of beta) and is compared with the f32 threshold as it is, strictly greater; the
-reference takes the same z, then float64. The kernel compares z with (z - z) + threshold,
-which is NaN for z = ±inf or NaN: there it takes the other branch, g / (1 + e^-z), which gives g
-for +inf and NaN for NaN, the values the plain compare gives. σ(z) below e^-64 is carried
-scaled, so a large gradient keeps its bits (sigmoid.sigmoid_pair, times_small).
-Bound: 4 ulp of the output dtype against that reference.
+reference takes the branch from the same f32 z and computes the rest in float64. The kernel
+compares z with (z - z) + threshold, which is NaN for z = ±inf or NaN: there it takes the other
+branch, g / (1 + e^-z), which gives g for +inf and NaN for NaN, the values the plain compare
+gives. σ(z) below e^-64 is carried scaled, so a large gradient keeps its bits
+(sigmoid.sigmoid_pair, times_small).
+Bound: 4 ulp of the output dtype against that reference for β = 1; for other β the f32 z carries
+up to 2^-24 relative error, which e^z turns into about |z| * 2^-24 relative where z < 0.
 
 dtypes: gradOutput and gradInput FLOAT, FLOAT16, BFLOAT16 (FLOAT and FLOAT16 on the Atlas training
 series; the Atlas inference series is not supported); self those or INT8, INT32, INT64, UINT8
@@ -58,9 +60,10 @@ def check(call):
 
 
 def softplus_backward_reference(g, x, beta=1.0, threshold=20.0):
-    z = (np.float32(beta) * x.astype(np.float32)).astype(np.float64)
+    b = float(np.float32(beta))
+    z32 = (np.float32(b) * x.astype(np.float32)).astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(z > np.float32(threshold), g, g / (1.0 + np.exp(-z)))
+        return np.where(z32 > np.float32(threshold), g, g / (1.0 + np.exp(-b * x)))
 
 
 @aclgen.operator(

@@ -21,17 +21,22 @@ and self's; at most 8 dims for each tensor; gradOutput's and self's shapes equal
 import numpy as np
 
 import aclgen
-from aclgen import Scalar
+from aclgen import Scalar, clamp
 from aclgen.ops.activation.sigmoid import sigmoid_pair, times_small
 
 HALF_FLOAT_BF16 = ("float16", "float32", "bfloat16")
 DTYPES = {"Ascend910B": HALF_FLOAT_BF16, "Ascend910_93": HALF_FLOAT_BF16, "Ascend950": HALF_FLOAT_BF16,
           "Ascend910": HALF_FLOAT_BF16[:2], "Ascend310P": HALF_FLOAT_BF16[:2]}
+FLT_MAX = float(np.finfo(np.float32).max)  # exact in f32
 
 
-def swish_gradient(g, z):
-    """g * σ(z) * (1 + z * σ(-z)): the gradient of x * σ(z) with respect to x, for z = βx,
-    divided by nothing (SwishBackward, SiluBackward with z = x, FastGeluBackward with z = 1.702x)."""
+def swish_gradient(g, z, x=None):
+    """g * σ(z) * (1 + z * σ(-z)) for z = βx: the gradient of swish (SwishBackward,
+    SiluBackward with z = x, FastGeluBackward with z = 1.702x). Given `x`, a z that overflowed
+    f32 while x is finite is taken as ±FLT_MAX (the gradient is then 0 or g, as the exact
+    formula gives; an infinite z would make inf * 0 = NaN), and an infinite x stays infinite."""
+    if x is not None:
+        z = clamp(z, -FLT_MAX, FLT_MAX) + (x - x)  # x - x: +0, or NaN for an infinite x
     (su, sk), (cu, ck) = sigmoid_pair(z)
     v = 1.0 + z * (cu * ck)
     return times_small(g, su * v, sk)
@@ -57,7 +62,7 @@ def check(call):
 
 
 def swish_backward_reference(g, x, beta=1.0):
-    return swish_gradient_reference(g, np.float64(np.float32(beta)) * x)
+    return swish_gradient_reference(g, float(np.float32(beta)) * x)
 
 
 @aclgen.operator(
@@ -73,4 +78,4 @@ def swish_backward_reference(g, x, beta=1.0):
 )
 def swish_backward(g, x, beta):
     """The gradient of swish(beta) at `self` applied to `gradOutput` (betaOptional NULL: beta = 1)."""
-    return swish_gradient(g, beta * x)
+    return swish_gradient(g, beta * x, x)

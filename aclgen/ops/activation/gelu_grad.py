@@ -1,0 +1,60 @@
+"""activation/gelu_grad: aclnnGeluBackward(gradOutput, self, gradInput).
+
+Formula (doc page's 计算公式): gradInput = gradOutput * (1/2 + erf(x/√2)/2 + x/√(2π) * e^(-x²/2)),
+the derivative of the exact GELU x * Φ(x). CANN's arch35 kernel computes the derivative of the
+tanh approximation instead; the doc's erf formula is followed here. Φ(x) is erfc(-x/√2)/2
+(gelu.normal_cdf: no cancellation in the left tail) and φ(x) = e^(-x²/2)/√(2π). x = ±inf gives
+NaN (inf * 0 in the formula's x * e^(-x²/2)); NaN propagates.
+
+Bound: 256 ulp of the output dtype against the float64 formula; except near x ≈ -0.7518, where
+Φ(x) + x φ(x) crosses zero and cancels (there the error is absolute, a few 2^-24 * |g|). The
+f32 x/√2 and x² carry relative errors that erfc and exp turn into about x² * 2^-24 relative in
+the tail (up to ~170 ulp near x = -13). Below x ≈ -13.2, e^(-x²/2) is subnormal and so is the
+derivative: a gradient times it keeps only the subnormal's bits (results below FLT_MIN, or
+|g| > 2^24, are then off by up to a subnormal step times |g|, as in CANN and torch).
+
+dtypes: FLOAT, FLOAT16, BFLOAT16; FLOAT and FLOAT16 on the Atlas training and inference series
+(the doc's note). gradOutput and self broadcast; their dtypes promote (two half types, or a half
+type and FLOAT, give FLOAT), and gradInput has the promoted dtype (op_api casts the result to any
+gradInput dtype; aclgen does not).
+
+Checks (op_api's order), 161001 for a NULL tensor, else 161002: the dtypes in the SoC's list and
+gradInput's equal to the promoted one; at most 8 dims for gradOutput and self; gradOutput and
+self broadcastable and gradInput of the broadcast shape.
+"""
+
+import numpy as np
+
+import aclgen
+from aclgen.ops.activation.gelu import DTYPES, normal_cdf, normal_cdf_reference, normal_pdf, normal_pdf_reference
+from aclgen.ops.activation.sigmoid_grad import promote
+
+
+def check(call):
+    """CANN's order: presence, dtypes and their promotion, ranks, the broadcast."""
+    call.present()
+    call.dtype_in("gradOutput", "self", "gradInput")
+    call.result_dtype()
+    call.max_rank("gradOutput", "self")
+    call.out_shape(call.broadcast())
+
+
+def gelu_backward_reference(g, x):
+    with np.errstate(all="ignore"):
+        return g * (normal_cdf_reference(x) + x * normal_pdf_reference(x))
+
+
+@aclgen.operator(
+    "GeluBackward",
+    inputs=("gradOutput", "self"),
+    outputs=("gradInput",),
+    dtypes=DTYPES,
+    broadcast=True,
+    promote=promote,
+    check=check,
+    reference=gelu_backward_reference,
+    tolerance=256,
+)
+def gelu_backward(g, x):
+    """The gradient of the exact GELU x * Φ(x) at `self` applied to `gradOutput` (broadcasting)."""
+    return g * (normal_cdf(x) + x * normal_pdf(x))
