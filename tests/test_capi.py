@@ -29,6 +29,11 @@ USER_OPS = EXAMPLES / "user_ops.py"
 BUILTIN_PROGRAMS = ("hardswish_backward", "selu_backward", "softshrink_backward", "swi_glu_grad",
                     "threshold_backward")
 PROGRAMS = (*BUILTIN_PROGRAMS, "my_leaky_relu_backward", "threads", "small_call")
+# A sample of CANN's family (program: the operator it calls): a forward operator with an optional
+# scalar, a backward one with scalars and a bool in CANN's order, a split, an in-place API, a
+# reduction, a normalization with two outputs. Built where the operator is declared.
+FAMILY_PROGRAMS = {"swish": "Swish", "elu_backward": "EluBackward", "glu": "Glu",
+                   "inplace_leaky_relu": "LeakyRelu", "softmax": "Softmax", "rms_norm": "RmsNorm"}
 OPERATOR_HEADERS = ("aclnn_hardswish_backward.h", "aclnn_selu_backward.h", "aclnn_softshrink_backward.h",
                     "aclnn_swi_glu_grad.h", "aclnn_threshold_backward.h", "aclnn_my_leaky_relu_backward.h")
 CANN_LIBRARIES = ("libascendcl.so", "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so",
@@ -97,15 +102,22 @@ def sdk(tmp_path_factory) -> Path:
 def binaries(sdk, tmp_path_factory) -> Path:
     """Every example built with CANN's g++ line (gcc for misuse.c), two at a time."""
     out = tmp_path_factory.mktemp("bin")
-    jobs = [(EXAMPLES / f"{p}.cpp", out / p) for p in PROGRAMS] + [(EXAMPLES / "misuse.c", out / "misuse")]
+    programs = [*PROGRAMS, *(p for p, op in FAMILY_PROGRAMS.items() if _declared(op))]
+    jobs = [(EXAMPLES / f"{p}.cpp", out / p) for p in programs] + [(EXAMPLES / "misuse.c", out / "misuse")]
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(lambda job: _check(_gpp(sdk, *job)), jobs))
     return out
 
 
-def _results(stdout: str) -> np.ndarray:
-    """The `result[i] is: v` lines CANN's examples print, in order."""
-    found = re.findall(r"result\[(\d+)\] is: (\S+)", stdout)
+def _declared(name: str) -> bool:
+    import aclgen.ops
+
+    return any(op.name == name for op in aclgen.ops.OPERATORS.values())
+
+
+def _results(stdout: str, label: str = "result") -> np.ndarray:
+    """The `label[i] is: v` lines CANN's examples print, in order."""
+    found = re.findall(rf"^{re.escape(label)}\[(\d+)\] is: (\S+)", stdout, re.M)
     assert [int(i) for i, _ in found] == list(range(len(found))), stdout
     return np.array([float(v) for _, v in found], np.float32)
 
@@ -129,6 +141,21 @@ def test_tree_has_cann_paths_and_library_names(sdk):
     for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH", "LD_LIBRARY_PATH"):
         assert re.search(rf"^export {var}=", env, re.M), var
     assert (sdk / "bin" / "setenv.bash").read_text() == env
+
+
+def test_every_builtin_has_canns_header(sdk):
+    """Without --ops the SDK declares the whole family: one header per operator, named as CANN's
+    doc pages include it (operators sharing a header share the file), declaring both phases."""
+    import aclgen.ops
+    from aclgen.ops.catalog import HEADERS
+
+    for op in aclgen.ops.OPERATORS.values():
+        header = sdk / "include" / "aclnnop" / abi.header_name(op)
+        assert abi.header_name(op) == HEADERS.get(op.api, abi.header_name(op))
+        text = header.read_text()
+        assert f"{op.api}GetWorkspaceSize(" in text and f"aclnnStatus {op.api}(" in text, op.api
+        if op.inplace:
+            assert f"{op.inplace_api}GetWorkspaceSize(" in text, op.inplace_api
 
 
 def test_set_env_is_all_a_fresh_shell_needs(sdk, shell):
@@ -234,6 +261,62 @@ def test_swi_glu_grad_program(sdk, binaries, shell):
     want, size, slack = ref.swi_glu_grad_f64(g, x)
     # SPEC.md §4.4's bound, plus the half-unit in the sixth decimal that %f printing adds
     assert np.all(np.abs(got - want) <= 8 * 2.0**-24 * size + slack + 5e-7 * (1 + np.abs(want))), got - want
+
+
+# The family's programs, each against its doc page's formula in float64 numpy. They print with
+# %f (six decimals); the operators are within a few ulps of float32: 2e-6 relative and 1e-6 absolute.
+X8 = np.arange(-4, 4) * 0.5  # -2, -1.5, ..., 1.5
+
+
+def _family_program(shell, sdk, binaries, program: str) -> str:
+    if not _declared(FAMILY_PROGRAMS[program]):
+        pytest.skip(f"aclnn{FAMILY_PROGRAMS[program]} is not a built-in yet")
+    r = shell.run(sdk, binaries / program)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def _close(got, want) -> None:
+    np.testing.assert_allclose(got, np.ravel(want), rtol=2e-6, atol=1e-6)
+
+
+def test_swish_program_optional_beta(sdk, binaries, shell):
+    out = _family_program(shell, sdk, binaries, "swish")
+    for label, beta in (("beta1", 1.0), ("beta2", 2.0)):
+        _close(_results(out, label), X8 / (1 + np.exp(-beta * X8)))
+
+
+def test_elu_backward_program_scalars_and_bool_in_canns_order(sdk, binaries, shell):
+    out = _family_program(shell, sdk, binaries, "elu_backward")
+    g, alpha, scale, input_scale = np.arange(1, 9.0), 1.5, 2.0, 0.5
+    _close(_results(out), g * np.where(X8 > 0, scale, input_scale * alpha * scale * np.exp(X8 * input_scale)))
+
+
+def test_glu_program_splits_its_input(sdk, binaries, shell):
+    out = _family_program(shell, sdk, binaries, "glu")
+    x = (np.arange(-6, 6) * 0.5).reshape(2, 6)
+    a, b = x[:, :3], x[:, 3:]
+    _close(_results(out), a / (1 + np.exp(-b)))
+
+
+def test_inplace_leaky_relu_program_writes_self(sdk, binaries, shell):
+    out = _family_program(shell, sdk, binaries, "inplace_leaky_relu")
+    _close(_results(out), np.where(X8 > 0, X8, X8 * 0.2))
+
+
+def test_softmax_program_reduces_either_dim(sdk, binaries, shell):
+    out = _family_program(shell, sdk, binaries, "softmax")
+    e = np.exp(X8.reshape(2, 4))
+    _close(_results(out, "dim-1"), e / e.sum(axis=-1, keepdims=True))
+    _close(_results(out, "dim0"), e / e.sum(axis=0, keepdims=True))
+
+
+def test_rms_norm_program_two_outputs(sdk, binaries, shell):
+    out = _family_program(shell, sdk, binaries, "rms_norm")
+    x, gamma = X8.reshape(2, 4), np.array([1.0, 0.5, 2.0, -1.0])
+    rstd = 1 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6)
+    _close(_results(out, "y"), x * rstd * gamma)
+    _close(_results(out, "rstd"), rstd)
 
 
 def test_user_declared_operator_from_cpp(sdk, binaries, shell):

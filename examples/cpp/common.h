@@ -56,17 +56,47 @@ int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& 
   return 0;
 }
 
-// Copy a device result back and print it as CANN's examples do.
-inline int PrintResult(void* deviceAddr, const std::vector<int64_t>& shape) {
+// Copy a float32 device result back and print it as CANN's examples do: `label[i] is: value`.
+inline int PrintLabeled(const char* label, void* deviceAddr, const std::vector<int64_t>& shape) {
   int64_t n = GetShapeSize(shape);
   std::vector<float> result(static_cast<size_t>(n), 0);
   int ret = aclrtMemcpy(result.data(), result.size() * sizeof(float), deviceAddr, n * sizeof(float),
                         ACL_MEMCPY_DEVICE_TO_HOST);
   CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret); return ret);
   for (int64_t i = 0; i < n; i++) {
-    LOG_PRINT("result[%ld] is: %f\n", static_cast<long>(i), result[i]);
+    LOG_PRINT("%s[%ld] is: %f\n", label, static_cast<long>(i), result[i]);
   }
   return 0;
+}
+
+inline int PrintResult(void* deviceAddr, const std::vector<int64_t>& shape) {
+  return PrintLabeled("result", deviceAddr, shape);
+}
+
+// Phase 2 as CANN's examples write it: device memory for the workspace phase 1 asked for, the
+// launch on `stream`, the wait for it. `launch` is the operator's second function.
+template <typename Launch>
+int RunPhase2(const char* api, Launch launch, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+  void* workspaceAddr = nullptr;
+  if (workspaceSize > 0) {
+    int ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+  }
+  int ret = launch(workspaceAddr, workspaceSize, executor, stream);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("%s failed. ERROR: %d (%s)\n", api, ret, aclGetRecentErrMsg()); return ret);
+  ret = aclrtSynchronizeStream(stream);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n", ret); return ret);
+  if (workspaceSize > 0) {
+    aclrtFree(workspaceAddr);
+  }
+  return 0;
+}
+
+// aclrtDestroyStream, aclrtResetDevice, aclFinalize: the end of every program.
+inline void Finalize(int32_t deviceId, aclrtStream stream) {
+  aclrtDestroyStream(stream);
+  aclrtResetDevice(deviceId);
+  aclFinalize();
 }
 
 #endif  // ACLGEN_EXAMPLES_COMMON_H_

@@ -1,5 +1,5 @@
 // aclnnHardswishBackward on the host through aclgen's SDK: CANN's documented call sequence.
-// SPEC.md §4.1's example: self = gradOutput = 0..7, float32 [4, 2].
+// Its worked example: self = gradOutput = 0..7, float32 [4, 2].
 #include <vector>
 
 #include "acl/acl.h"

@@ -1,4 +1,4 @@
-/* Every misuse of the C ABI that SPEC.md §7 lists, in C (the headers are C11 too): each call must
+/* Every misuse of the C ABI the runtime checks, in C (the headers are C11 too): each call must
  * return its status code and never crash. Prints one line per check; exits 1 if any check fails. */
 #include <stdint.h>
 #include <stdio.h>

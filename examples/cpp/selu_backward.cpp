@@ -1,5 +1,5 @@
 // aclnnSeluBackward through aclgen's SDK, checking its own result as CANN's SeluBackward example
-// does: grad = 1, result = [-2, -1, 0, 1, 2, 3, -0.5, 0.5] (SPEC.md §4.2), each value within 0.01
+// does: grad = 1, result = [-2, -1, 0, 1, 2, 3, -0.5, 0.5], each value within 0.01
 // of SCALE * grad (result > 0) or grad * (result + SCALE * ALPHA); exit status 1 on a mismatch.
 // Included without the aclnnop/ prefix, as CANN's page writes it (-I include/aclnnop).
 #include <cmath>

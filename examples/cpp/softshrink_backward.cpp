@@ -1,4 +1,4 @@
-// aclnnSoftshrinkBackward through aclgen's SDK. SPEC.md §4.3's example: grad = 0..7,
+// aclnnSoftshrinkBackward through aclgen's SDK. Its worked example: grad = 0..7,
 // self = [1, 1, 1, 2, 1, 2, 3, 3], lambd = 1.2 (an aclScalar), float32 [4, 2].
 #include <vector>
 

@@ -1,4 +1,4 @@
-// aclnnSwiGluGrad through aclgen's SDK. SPEC.md §4.4's example: yGrad [2, 16] = -2..29,
+// aclnnSwiGluGrad through aclgen's SDK. Its worked example: yGrad [2, 16] = -2..29,
 // x [2, 32] = -2..61, dim = -1 (an int64_t), float32; out [2, 32].
 #include <vector>
 

@@ -1,4 +1,4 @@
-// aclnnThresholdBackward through aclgen's SDK. SPEC.md §4.5's example: self = [0.2, 1.2, 2.2, 3.2],
+// aclnnThresholdBackward through aclgen's SDK. Its worked example: self = [0.2, 1.2, 2.2, 3.2],
 // grad = [4.5, 4.4, 4.3, 4.2], threshold = 1.0 (an aclScalar), float32 [2, 2].
 #include <vector>
 
