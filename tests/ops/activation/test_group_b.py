@@ -71,6 +71,14 @@ FORWARD = [
 ]
 
 
+def test_erfinv_matches_torch():
+    x = np.concatenate([np.linspace(-1, 1, 2049), 1 - np.logspace(-7, -1, 64), [-0.0, 1e-40, 1.5, -1.0]]).astype(F32)
+    assert_within(ops.erfinv(x), torch.special.erfinv(t64(x)).numpy(), "erfinv")
+    ints = np.array([-2, -1, 0, 1, 2], np.int32)
+    got = ops.erfinv(ints)  # an integer self: computed in FLOAT, out FLOAT
+    assert got.dtype == F32 and np.isnan(got[[0, 4]]).all() and list(got[1:4]) == [-np.inf, 0.0, np.inf]
+
+
 @pytest.mark.parametrize("name,ours,theirs", FORWARD, ids=[f"{n}-{k}" for k, (n, _, _) in enumerate(FORWARD)])
 def test_forward_matches_torch(name, ours, theirs):
     assert_within(ours(X), theirs(t64(X)).numpy(), name)
@@ -180,6 +188,9 @@ def soc():
                                acl.create_scalar(20.0, acl.ACL_FLOAT), tensor()), 0, ""),  # integer self
     ("aclnnSoftplus", (tensor(), acl.create_scalar(1.0, acl.ACL_FLOAT), None, tensor()), NULL,
      "threshold is nullptr"),
+    ("aclnnErfinv", (tensor(dtype=np.int8), tensor(dtype=np.float16)), INVALID, "result dtype ACL_FLOAT"),
+    ("aclnnErfinv", (tensor((1,) * 9), tensor((1,) * 9)), INVALID, "9 dims"),
+    ("aclnnInplaceErfinv", (tensor(dtype=np.int32),), INVALID, "selfRef dtype ACL_INT32"),
 ])
 def test_checks_and_codes(api, args, code, says):
     ret, message = status(api, *args)
@@ -211,7 +222,7 @@ def test_unsupported_chips_and_dtypes(api, soc_name, args, soc):
 # -- in-place APIs, optional arguments, boundaries ---------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["Sigmoid", "Mish"])
+@pytest.mark.parametrize("name", ["Sigmoid", "Mish", "Erfinv"])
 def test_in_place(name):
     x = X.copy()
     want = getattr(ops, name.lower())(X)
