@@ -9,7 +9,10 @@ Choices, and what decided them:
   saturates on store here (CANN's conversion may wrap instead).
 - Float tensors compare in f32 with threshold read as f32 (CANN rounds threshold to fp16/bf16
   first for those dtypes, which can move the boundary by an ulp of the dtype; aclgen keeps the
-  doc's compare with threshold itself). A NaN x, or a NaN threshold, gives value.
+  doc's compare with threshold itself).
+- NaN, which the doc's cases do not order: the kernel (threshold_v2's threshold_dag.h, the
+  operator op_api launches) selects value where x <= threshold, so a NaN x stays NaN (as in
+  PyTorch), and a NaN threshold leaves every x as it is.
 
 Checks, in op_api's order: self, out, threshold, value present (161001); self's dtype listed;
 out's dtype castable from self's; rank <= 8; shapes equal (161002). CANN casts the result to
@@ -46,7 +49,7 @@ def threshold_reference(x, threshold, value):
     if x.size and bool(np.all(np.isfinite(x) & (x == np.trunc(x)))):
         t, v = np.float64(truncated(float(t))), np.float64(truncated(float(v)))
     with np.errstate(invalid="ignore"):
-        return np.where(x > np.float64(t), x, np.float64(v))
+        return np.where(x <= np.float64(t), np.float64(v), x)
 
 
 # the doc page's call example: self = [0, 1, 2, 3, 4.1, 5, 6, 7], threshold = 4.1, value = 10, FLOAT [8]
@@ -68,5 +71,6 @@ EXAMPLE = aclgen.Example((np.array([0, 1, 2, 3, 4.1, 5, 6, 7], np.float32), 4.1,
     examples=(EXAMPLE,),
 )
 def threshold(x, threshold, value):
-    """x where x > threshold, else value (integer tensors: trunc(threshold), trunc(value))."""
-    return select(x > threshold, x, value)
+    """x where x > threshold, else value (integer tensors: trunc(threshold), trunc(value)); NaN
+    stays NaN."""
+    return select(x <= threshold, value, x)
