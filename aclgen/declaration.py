@@ -78,6 +78,10 @@ class Scalar:
         if self.optional and self.default is REQUIRED:
             raise DeclarationError(f"scalar {self.name!r}: an optional scalar needs the default NULL means")
 
+    def example_for(self, shape: Sequence[int]) -> Any:
+        """A value of this attribute for inputs of `shape` (`example`, else `sample`)."""
+        return self.value(self.example(tuple(shape))) if self.example else self.sample
+
     @property
     def sample(self):
         """The value tools (`aclgen run`, `demo`, `bench`) give it when none is asked for: its
@@ -122,12 +126,17 @@ class Attr:
     receives its value as a Python value after the inputs and scalars, may branch on it in
     Python (`if approximate == "tanh":`), and each value it takes is its own cached kernel
     variant. `default` is the Python call's default (REQUIRED: none); `choices` lists a `str`
-    attribute's accepted values."""
+    attribute's accepted values; `kernel` is what of the value the kernel depends on: the formula
+    receives kernel(value), and kernels are cached by it (LayerNorm's normalizedShape enters as
+    its length, so one kernel serves every hidden size); `example(shape)` is a value that suits
+    inputs of `shape` (tools and tests call the operator with it; default: `sample`)."""
 
     name: str
     kind: AttrKind | str
     default: Any = REQUIRED
     choices: tuple[str, ...] | None = None
+    kernel: Callable[[Any], Any] | None = None
+    example: Callable[[tuple[int, ...]], Any] | None = None
 
     def __post_init__(self):
         try:
@@ -175,6 +184,10 @@ class Attr:
                 pass
         raise AttrError(f"must be {'an ' if text[0] in 'i' else 'a '}{text} ({c_type}), got {v!r}")
 
+    def example_for(self, shape: Sequence[int]) -> Any:
+        """A value of this attribute for inputs of `shape` (`example`, else `sample`)."""
+        return self.value(self.example(tuple(shape))) if self.example else self.sample
+
     @property
     def sample(self):
         """Its default, else a value of its kind (what a declaration traces with, and tools use)."""
@@ -192,16 +205,21 @@ class Tensor:
     place (None: the formula receives None and decides in Python); `along` broadcasts a 1-D
     input along one dim of the others (Prelu's weight along dim 1, the channels), instead of
     numpy's trailing alignment.
-    Outputs: `dtype` fixes its dtype (ReluV2's uint8 mask; default: the result dtype); `like`
-    gives it another tensor's shape (RmsNormGrad's dgamma is gamma's shape); `optional`
-    (LayerNorm's meanOutOptional) lets the caller pass None, and nothing is written."""
+    Outputs: `dtype` fixes its dtype (ReluV2's uint8 mask; default: the result dtype, or its
+    column of the operator's dtype combinations); an output made of reductions has the reduced
+    dims 1, or none with `keepdims=False` (RmsNormGrad's dgamma has gamma's shape: x's without
+    its leading dims); `optional` (LayerNorm's meanOutOptional) lets the caller pass None, and
+    nothing is written; `mask=(attribute, k)` writes it only where element k of a bool-array
+    attribute is true (LayerNormBackward's outputMask): true with a NULL output is 161001, false
+    leaves it out."""
 
     name: str
     optional: bool = False
     default: float | None = None
     along: int | None = None
     dtype: str | None = None
-    like: str | None = None
+    keepdims: bool = True
+    mask: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -243,6 +261,9 @@ class Operator:
     outputs: tuple[str, ...]
     scalars: tuple[Scalar, ...] = ()
     dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # SoC profile -> dtype names
+    # SoC profile -> CANN's table of dtype combinations, one dtype per input then output (RmsNorm's
+    # x float16 with gamma float32); empty where the operator takes one dtype (or `promote`)
+    combinations: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
     broadcast: bool = True
     max_rank: int | None = 8
     check: Callable | None = None  # check(call): the whole phase-1 sequence (default: SPEC §6)
@@ -277,6 +298,10 @@ class Operator:
         return self.order or (*self.inputs, *(s.name for s in self.scalars), *(a.name for a in self.attrs),
                               *self.outputs)
 
+    def attr(self, name: str) -> Attr:
+        """The declaration of attribute `name`."""
+        return next(a for a in self.attrs if a.name == name)
+
     def tensor(self, name: str) -> Tensor:
         """The declaration of tensor `name` (a plain name declares a required tensor)."""
         return self.tensors.get(name) or Tensor(name)
@@ -294,14 +319,26 @@ class Operator:
 
     @cached_property
     def formula_attrs(self) -> tuple[Attr, ...]:
-        """The attributes the formula receives: all but the dim a `split` consumes."""
-        used = self.split.dim if self.split else None
-        return tuple(a for a in self.attrs if a.name != used)
+        """The attributes the formula receives: all but the dim a `split` consumes and the masks
+        that pick outputs."""
+        used = {self.split.dim if self.split else None}
+        used |= {m[0] for n in self.outputs if (m := self.tensor(n).mask) is not None}
+        return tuple(a for a in self.attrs if a.name not in used)
 
     @cached_property
     def attr_samples(self) -> tuple:
         """Each formula attribute's sample value (its default, else a value of its kind)."""
         return tuple(a.sample for a in self.formula_attrs)
+
+    def kernel_attrs(self, values: tuple) -> tuple:
+        """The formula attributes' `values` as the formula and the kernel variant see them
+        (each attribute's `kernel` of its value)."""
+        return tuple(a.kernel(v) if a.kernel else v for a, v in zip(self.formula_attrs, values))
+
+    @cached_property
+    def kernel_samples(self) -> tuple:
+        """`attr_samples` as the formula sees them."""
+        return self.kernel_attrs(self.attr_samples)
 
     @cached_property
     def inplace_api(self) -> str:
@@ -354,8 +391,9 @@ class Operator:
         return (*self.kernel_inputs, *(p.name for p in self.params), *self.kernel_outputs)
 
     def graph_for(self, attrs: tuple) -> Graph:
-        """The formula traced with these attribute values (what their variants compute)."""
-        if attrs == self.attr_samples:
+        """The formula traced with these attribute values, as the formula sees them
+        (`kernel_attrs`: what their variants compute)."""
+        if attrs == self.kernel_samples:
             return self.graph
         graphs = self.__dict__.setdefault("_graphs", {})
         g = graphs.get(attrs)
@@ -368,7 +406,7 @@ class Operator:
         """The formula traced with the operator's first dtype (its kernels are traced again per
         variant): `declare` takes it at once, so a formula the language cannot express fails
         where it is declared, naming its line."""
-        return self._trace(self.attr_samples)
+        return self._trace(self.kernel_samples)
 
     def _trace(self, attrs: tuple) -> Graph:
         first = next(iter(self.all_dtypes()), dt.float32)
@@ -395,6 +433,11 @@ class Operator:
             for n in names:
                 seen.setdefault(n, dt.dtype(n))
         return tuple(seen.values())
+
+    def combination(self, dtype: str) -> tuple[str, ...] | None:
+        """The first combination (inputs then outputs) whose first input is `dtype`, on any SoC
+        profile (None: the operator has no table, or no row for it)."""
+        return next((row for rows in self.combinations.values() for row in rows if row[0] == dtype), None)
 
     def result_dtype(self, *inputs: str) -> str:
         """The outputs' dtype for inputs of these dtype names (the first one's, or `promote`)."""
@@ -432,7 +475,11 @@ class Operator:
         ins = tuple(inputs) if len(inputs) > 1 else tuple(inputs) * len(self.kernel_inputs)
         out = dt.dtype(self.result_dtype(*(d.name for d in ins)))
         outs = tuple(dt.dtype(d) if (d := self.tensor(n).dtype) else out for n in self.kernel_outputs)
-        attrs = self.attr_samples if attrs is None else attrs
+        row = self.combination(ins[0].name) if len(inputs) == 1 else None
+        if row is not None:  # a dtype names its first row of the table
+            ins = tuple(dt.dtype(d) for d in row[:len(self.inputs)])
+            outs = tuple(dt.dtype(d) for d in row[len(self.inputs):])
+        attrs = self.kernel_samples if attrs is None else attrs
         graph = self.graph_for(attrs)
         reduced = 1 if graph.reductions() else 0
         if reduced:
@@ -541,22 +588,32 @@ def _scalars(scalars: Sequence[str | Scalar]) -> tuple[Scalar, ...]:
     return tuple(s if isinstance(s, Scalar) else Scalar(s) for s in scalars)
 
 
-def _dtypes(name: str, dtypes) -> dict[str, tuple[str, ...]]:
-    """`dtypes` as {SoC profile: dtype names}: a plain sequence applies to every profile."""
+def _dtypes(name: str, dtypes, tensors: int) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple]]:
+    """`dtypes` as {SoC profile: dtype names} and {SoC profile: combinations}: a plain sequence
+    applies to every profile; a profile's entry may be CANN's table of combinations (tuples of
+    one dtype per input then output), its dtypes then those the rows name."""
     if isinstance(dtypes, str):
         dtypes = (dtypes,)
     table = dict(dtypes) if isinstance(dtypes, Mapping) else {soc: tuple(dtypes) for soc in SOCS}
     unknown = [s for s in table if s not in SOCS]
     if unknown:
         raise DeclarationError(f"operator {name!r}: unknown SoC profiles {unknown}; known: {', '.join(SOCS)}")
-    out = {}
+    out, combos = {}, {}
     for soc in SOCS:
         names = table.get(soc, ())
         try:
-            out[soc] = tuple(dt.dtype(n).name for n in names)
-        except ValueError as exc:
+            if any(not isinstance(n, str) for n in names):
+                rows = tuple(tuple(dt.dtype(d).name for d in row) for row in names)
+                if any(len(row) != tensors for row in rows):
+                    raise ValueError(f"{soc}: each dtype combination names {tensors} dtypes (inputs, then outputs)")
+                combos[soc] = rows
+                names = [d for row in rows for d in row]
+            out[soc] = tuple(dict.fromkeys(dt.dtype(n).name for n in names))
+        except (ValueError, TypeError) as exc:
             raise DeclarationError(f"operator {name!r}: {exc}") from None
-    return out
+    if combos and len(combos) != sum(1 for v in out.values() if v):
+        raise DeclarationError(f"operator {name!r}: dtype combinations for some SoC profiles and names for others")
+    return out, combos
 
 
 def _tensors(name: str, items: Sequence[str | Tensor], what: str) -> tuple[tuple[str, ...], dict[str, Tensor]]:
@@ -604,6 +661,7 @@ def declare(
         raise DeclarationError(f"operator {name!r} needs at least one input and one output")
     in_names, in_specs = _tensors(name, inputs, "inputs")
     out_names, out_specs = _tensors(name, outputs, "outputs")
+    table, combinations = _dtypes(name, dtypes, len(in_names) + len(out_names))
     op = Operator(
         name=name,
         formula=formula,
@@ -613,7 +671,8 @@ def declare(
         attrs=tuple(attrs),
         order=tuple(order or ()),
         tensors={**in_specs, **out_specs},
-        dtypes=_dtypes(name, dtypes),
+        dtypes=table,
+        combinations=combinations,
         broadcast=broadcast,
         max_rank=max_rank,
         inplace=inplace,
@@ -642,6 +701,12 @@ def declare(
                                f"with one output")
     if split is not None:
         _check_split(op, split)
+    bools = {a.name for a in op.attrs if a.kind is AttrKind.BOOL_ARRAY}
+    for out in op.outputs:
+        spec = op.tensor(out)
+        if spec.mask is not None and (spec.mask[0] not in bools or not spec.optional):
+            raise DeclarationError(f"operator {name!r}: output {out!r} masked by {spec.mask[0]!r}: it must be optional "
+                                   f"and the mask a bool[] attribute")
     python = [snake(n) for n in (*op.inputs, *(s.name for s in op.scalars), *(a.name for a in op.attrs))]
     if "out" in python or len(set(python)) != len(python) or any(keyword.iskeyword(n) for n in python):
         raise DeclarationError(f"operator {name!r}: inputs, scalars and attributes {python} (as Python parameters) "

@@ -3,7 +3,9 @@
 Tests name an operator by its Python name (`hardswish_backward`), its aclnn name
 (`HardswishBackward`) or a unique abbreviation (`hardswish`, `swiglu`: the Python name without
 underscores starts with it), so a table keyed by short names stays readable while the set of
-operators comes from `aclgen.ops` (and any operator a test declares).
+operators comes from `aclgen.ops` (and any operator a test declares). An abbreviation names a
+seed first: the runtime's tables were written for them (`hardswish` is HardswishBackward there;
+the family's Hardswish is `Hardswish`).
 """
 
 from __future__ import annotations
@@ -32,11 +34,18 @@ def builtins() -> list[Operator]:
     return seeds() + family[::step][:FAMILY_SAMPLE]
 
 
+def _abbreviates(key: str, op: Operator) -> bool:
+    return op.python_name.replace("_", "").startswith(key.replace("_", ""))
+
+
 def resolve(key: str) -> Operator:
+    seed = [o for o in seeds() if _abbreviates(key, o)]
+    if len(seed) == 1:
+        return seed[0]
     op = lookup(key)
     if op is not None:
         return op
-    hits = [o for o in registered().values() if o.python_name.replace("_", "").startswith(key.replace("_", ""))]
+    hits = [o for o in registered().values() if _abbreviates(key, o)]
     if len(hits) != 1:
         raise KeyError(f"{key!r} names {len(hits)} registered operators")
     return hits[0]

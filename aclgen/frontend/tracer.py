@@ -64,8 +64,10 @@ class Node:
         return FUNCTIONS.get(self.op)
 
     @property
-    def axes(self) -> tuple[int, ...]:
-        """A reduction's axes as written (negative from the end)."""
+    def axes(self) -> tuple:
+        """A reduction's axes as written (negative from the end), ("input", k): the trailing
+        dims input k spans, ("keep", k): every dim but those, or ("keep_last", n): every dim but
+        the last n."""
         assert self.op == "reduce"
         return self.attr[1]  # type: ignore[index]
 
@@ -92,16 +94,27 @@ class Graph:
                 uniform.add(n)
         return [r in uniform for r in self.results] if self.reductions() else [False] * len(self.results)
 
-    def result_axes(self, rank: int) -> list[tuple[int, ...] | None]:
+    def result_axes(self, rank: int, ranks: Sequence[int] = ()) -> list[tuple[int, ...] | None]:
         """Per result, the dims (in [0, rank)) of the reductions it is made from, for an
-        iteration space of `rank` dims (None: it reduces nothing). ValueError when an axis is
-        outside the space, or a result is made from reductions over different dims."""
+        iteration space of `rank` dims whose inputs have `ranks` (None: it reduces nothing; a
+        reduction over an input's dims reduces the last as many dims as it has). ValueError when
+        an axis is outside the space, or a result is made from reductions over different dims."""
         axes: dict[Node, tuple[int, ...] | None] = {}
         for n in self.nodes:
             found: set[tuple[int, ...]] = {a for a in (axes.get(x) for x in n.args) if a is not None}
             if n.op == "reduce":
                 dims = []
-                for a in n.axes:
+                spec = n.axes
+                if spec and spec[0] == "keep_last":  # all but the last n dims
+                    if spec[1] > rank:
+                        raise ValueError(f"the last {spec[1]} dims are kept, but there are {rank}")
+                    spec = tuple(range(rank - spec[1]))
+                elif spec and spec[0] in ("input", "keep"):  # an input's trailing dims, or the others
+                    if len(ranks) <= spec[1]:
+                        raise ValueError("a reduction over an input's dims needs the inputs' ranks")
+                    span = min(max(ranks[spec[1]], 1), rank)
+                    spec = tuple(range(-span, 0)) if spec[0] == "input" else tuple(range(rank - span))
+                for a in spec:
                     if not -rank <= a < rank:
                         raise ValueError(f"axis {a} is outside [{-rank}, {rank - 1}] for {rank} dims")
                     dims.append(a % rank)
@@ -111,11 +124,11 @@ class Graph:
             axes[n] = found.pop() if found else None
         return [axes.get(r) for r in self.results]
 
-    def groups(self, rank: int) -> list[tuple[tuple[int, ...] | None, tuple[int, ...]]]:
+    def groups(self, rank: int, ranks: Sequence[int] = ()) -> list[tuple[tuple[int, ...] | None, tuple[int, ...]]]:
         """The kernels of the formula: (reduced dims, the results it computes) — one per set of
         reduced dims, the results that reduce nothing with the first (one kernel when the
         formula reduces one set of dims, or none)."""
-        per = self.result_axes(rank)
+        per = self.result_axes(rank, ranks)
         order: list[tuple[int, ...] | None] = []
         for a in per:
             if a is not None and a not in order:
@@ -415,11 +428,27 @@ def power(x, y) -> Value:
     return _call("pow", x, y)
 
 
-def reduction(kind: str, x, axis) -> Value:
+def reduction(kind: str, x, axis, keep=None) -> Value:
     """`kind` (sum, mean, amax, amin) of `x` over `axis`: a value per reduced slice, which
-    broadcasts back over it (the reduced axes are kept)."""
+    broadcasts back over it (the reduced axes are kept). `axis` may be an input tensor: the
+    trailing dims it spans (RmsNorm's gamma: x_shape[n:]); `keep=` an input tensor instead: every
+    dim but those (RmsNormGrad's dgamma), or a count n: every dim but the last n."""
     t = _tracer_of(x)
     v = _float_operand(_lift(x, None, t), t, f"aclgen.{kind}")
+    if (axis is None) == (keep is None):
+        raise t.error(f"aclgen.{kind}: give axis or keep=, one of them")
+    if isinstance(keep, (int, np.integer)) and not isinstance(keep, bool) and keep >= 0:
+        return t.emit("reduce", (v.node,), F32, (kind, ("keep_last", int(keep))),
+                      f"{kind}({v.node.name}, axis=all but the last {int(keep)})")
+    for form, tensor in (("input", axis), ("keep", keep)):
+        if isinstance(tensor, Value) or (form == "keep" and tensor is not None):
+            if not isinstance(tensor, Value) or tensor.node.op != "input":
+                what = "axis may be an input tensor" if form == "input" else \
+                    "keep= is an input tensor or a count of trailing dims"
+                raise t.error(f"aclgen.{kind}: {what} (its trailing dims), not {tensor!r}")
+            shown = ("dims of " if form == "input" else "all but the dims of ") + tensor.node.name
+            return t.emit("reduce", (v.node,), F32, (kind, (form, tensor.node.attr)),
+                          f"{kind}({v.node.name}, axis={shown})")
     given = [axis] if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) else axis
     if isinstance(given, Value) or not isinstance(given, (tuple, list)) or not given \
             or not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in given):

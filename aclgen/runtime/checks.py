@@ -13,6 +13,7 @@ is checked by the planner after these steps, before the empty-tensor return.
 
 from __future__ import annotations
 
+import math
 import re
 
 from aclgen.declaration import AttrError
@@ -52,7 +53,7 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("api", "attrs", "groups", "op", "shape", "split_dim", "values")
+    __slots__ = ("api", "attrs", "groups", "op", "shape", "split_dim", "values", "views")
 
     def __init__(self, op, args, api: str | None = None):
         self.op = op
@@ -63,11 +64,15 @@ class Call:
         # the formula's kernels: (dims of `shape` they reduce, the kernel outputs they compute); set with it
         self.groups: list[tuple[tuple[int, ...] | None, tuple[int, ...]]] = []
         self.split_dim: int | None = None  # the split input's dim, in [0, rank) (`split_shape`)
+        # tensors the kernel sees with other dims than their own, as (dims, strides): `view_as`,
+        # and outputs of reductions declared keepdims=False (their reduced dims 1 again)
+        self.views: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     @property
     def attr_values(self) -> tuple:
-        """The attributes' values, normalized (the kernel variant's), in declaration order."""
-        return tuple(self.attrs.get(a.name, a.sample) for a in self.op.formula_attrs)
+        """The formula attributes' values as the formula and the kernel variant see them, in
+        declaration order."""
+        return self.op.kernel_attrs(tuple(self.attrs.get(a.name, a.sample) for a in self.op.formula_attrs))
 
     def error(self, status: int, message: str) -> AclError:
         """An AclError whose message names this call's API first (and, for an in-place call,
@@ -108,7 +113,7 @@ class Call:
     def attr(self, name: str):
         """An attribute's value, checked against its kind and normalized (an aclIntArray & co.
         as a tuple); kept in `attrs` for the plan. None -> 161001; another kind -> 161002."""
-        decl = next(a for a in self.op.attrs if a.name == name)
+        decl = self.op.attr(name)
         v = self.values[name]
         if v is None:
             raise self.error(NULL, f"{name} is nullptr")
@@ -138,8 +143,50 @@ class Call:
             elif kind == "scalar":
                 if self.values[name] is not None or not self.optional_scalar(name):
                     self.scalar(name)
+            elif (mask := op.tensor(name).mask) is not None:
+                flags = self.attr(mask[0])
+                on = mask[1] < len(flags) and flags[mask[1]]
+                if on and self.values[name] is None:
+                    raise self.error(NULL, f"{mask[0]}[{mask[1]}] is true but {name} is nullptr")
+                if on:
+                    self.tensor(name)
+                else:
+                    self.values[name] = None  # masked off: left out, never written
             elif self.values[name] is not None or not op.tensor(name).optional:
                 self.tensor(name)
+
+    def dtype_combination(self, names: tuple[str, ...] = (), combos=None) -> None:
+        """The named tensors' dtypes are one of the SoC profile's combinations (CANN's tables of
+        supported dtype combinations, e.g. x float16 with gamma float32), else 161002. Default:
+        the declaration's table over its inputs and outputs; a left-out optional tensor matches
+        any dtype of its column."""
+        names = names or (*self.op.inputs, *self.op.outputs)
+        combos = self.op.combinations if combos is None else combos
+        got = tuple(None if self.values[n] is None else
+                    C.KERNEL_DTYPE[t.dtype].name if (t := self.tensor(n)).dtype in C.KERNEL_DTYPE
+                    else C.dtype_name(t.dtype) for n in names)
+        allowed = combos.get(soc(), ())
+        if any(g is None for g in got):
+            match = [row for row in allowed if all(g is None or g == r for g, r in zip(got, row))]
+            got = match[0] if match else got
+        if got not in allowed:
+            listed = "; ".join(", ".join(c) for c in allowed) or "none on this SoC"
+            shown = ", ".join(g or "left out" for g in got)
+            raise self.error(INVALID, f"dtypes of ({', '.join(names)}) are ({shown}), not one of the "
+                                      f"supported combinations ({listed})")
+
+    def view_as(self, name: str, dims: tuple[int, ...], status: int = INVALID) -> None:
+        """Input `name` seen by the kernel with `dims`, which hold as many elements (LayerNormBackward's
+        mean: [A] or [A, 1, ...]): its strides for them, as numpy's reshape without a copy finds
+        them; a layout no view can give is `status`, named."""
+        t = self.tensor(name)
+        if t.view_dims == tuple(dims):
+            return
+        strides = reshaped_strides(t.view_dims, t.strides, dims)
+        if strides is None:
+            raise self.error(status, f"{name} of shape {fmt_dims(t.view_dims)} and strides {list(t.strides)} cannot be "
+                                     f"seen as {fmt_dims(dims)} without a copy")
+        self.views[name] = (tuple(dims), strides)
 
     def dim(self, attr: str, tensor: str) -> int:
         """Int64 attribute `attr` as a dim of `tensor` (negative from the end), in [0, rank):
@@ -304,7 +351,7 @@ class Call:
     def out_shape(self, shape: tuple[int, ...], *names: str) -> None:
         """Each named output (default: every output) has exactly `shape`, the iteration shape —
         or, for an output the formula makes from reductions, `shape` with the reduced dims 1
-        (another tensor's shape where it is declared `like` it)."""
+        (or without them, where it is declared keepdims=False)."""
         reduced = self.reductions(shape)
         whole = self.op.split.whole if self.op.split else ()
         for name, t in self.tensors(names or self.given(self.op.outputs)):
@@ -312,28 +359,35 @@ class Call:
             if name in whole:
                 want, what = self.tensor(self.op.split.input).view_dims, f"{self.op.split.input} shape"
             if name in reduced:
-                like = self.op.tensor(name).like
-                want = self.tensor(like).view_dims if like else reduced[name]
-                what = f"{like} shape" if like else "the reduced shape"
+                want, what = reduced[name], "the reduced shape"
             if t.view_dims != want:
                 raise self.error(INVALID, f"{name} shape {fmt_dims(t.view_dims)} must equal {what} {fmt_dims(want)}")
         self.shape = shape
 
     def reductions(self, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
         """Sets `groups` (the formula's kernels over `shape`) and returns the outputs made of
-        reductions with their shapes (their reduced dims 1). A reduction axis outside `shape` is
+        reductions with their shapes (their reduced dims 1, or gone: keepdims=False; `views`
+        then gives the kernel the dims 1). A reduction axis outside `shape` is
         161002, naming the attributes the formula was given."""
         graph = self.op.graph_for(self.attr_values)
+        ranks = [len(self.tensor(n).view_dims) if self.values[n] is not None else 0 for n in self.op.inputs]
         try:
-            self.groups = graph.groups(len(shape))
-            per = graph.result_axes(len(shape))
+            self.groups = graph.groups(len(shape), ranks)
+            per = graph.result_axes(len(shape), ranks)
         except ValueError as exc:
-            given = ", ".join(f"{a.name}={v!r}" for a, v in zip(self.op.formula_attrs, self.attr_values))
+            given = ", ".join(f"{a.name}={self.attrs.get(a.name, a.sample)!r}" for a in self.op.formula_attrs)
             raise self.error(INVALID, f"{exc}" + (f" (attributes: {given})" if given else "")) from None
         out = {}
         for name, row, axes in zip(self.op.kernel_outputs, graph.row_results(), per):
             if row and axes is not None:
-                out[name] = tuple(1 if k in axes else n for k, n in enumerate(shape))
+                kept = tuple(1 if k in axes else n for k, n in enumerate(shape))
+                out[name] = kept
+                if not self.op.tensor(name).keepdims:
+                    out[name] = tuple(n for k, n in enumerate(shape) if k not in axes)
+                    if self.values.get(name) is not None:
+                        t = self.tensor(name)
+                        strides = iter(t.strides)
+                        self.views[name] = (kept, tuple(0 if k in axes else next(strides, 0) for k in range(len(shape))))
         return out
 
     def format_in(self, formats: tuple[int, ...], *names: str) -> None:
@@ -353,6 +407,38 @@ class Call:
                                           f"{C.format_name(r.format)}")
 
 
+def reshaped_strides(dims, strides, new) -> tuple[int, ...] | None:
+    """Strides that give `new` dims over the elements of a (`dims`, `strides`) view in row-major
+    order, or None when none can (numpy's reshape without a copy: each run of old dims that maps
+    onto a run of new dims must be evenly spaced)."""
+    old = [(n, s) for n, s in zip(dims, strides) if n != 1]
+    want = [n for n in new if n != 1]
+    if math.prod(n for n, _ in old) != math.prod(want):
+        return None
+    found: list[int] = []
+    i = j = 0
+    while i < len(old) and j < len(want):
+        i2, j2, a, b = i + 1, j + 1, old[i][0], want[j]
+        while a != b:
+            if a < b:
+                a *= old[i2][0]
+                i2 += 1
+            else:
+                b *= want[j2]
+                j2 += 1
+        if any(old[k][1] != old[k + 1][0] * old[k + 1][1] for k in range(i, i2 - 1)):
+            return None
+        stride = old[i2 - 1][1]
+        run = []
+        for n in reversed(want[j:j2]):
+            run.append(stride)
+            stride *= n
+        found.extend(reversed(run))
+        i, j = i2, j2
+    it = iter(found)
+    return tuple(0 if n == 1 else next(it) for n in new)
+
+
 def default(call: Call) -> None:
     """SPEC.md §6: presence and kind; dtypes listed for the SoC; one dtype (or the declared
     promotion); rank <= max_rank; inputs broadcast (or share one shape); outputs of that shape.
@@ -361,12 +447,15 @@ def default(call: Call) -> None:
     op = call.op
     call.present()
     common = call.common()
-    call.dtype_in(*common)
-    if op.promote is None:
-        call.same_dtype(*common)
+    if op.combinations:  # CANN's table of combinations (inputs, then outputs)
+        call.dtype_combination()
     else:
-        call.result_dtype()
-    call.own_dtypes()
+        call.dtype_in(*common)
+        if op.promote is None:
+            call.same_dtype(*common)
+        else:
+            call.result_dtype()
+        call.own_dtypes()
     if op.max_rank is not None:
         call.max_rank()
     if op.split is not None:  # the GLU way: the other inputs and the outputs span one half

@@ -238,14 +238,14 @@ class Function:
         if out is None:
             outs = self._allocate(self.infer(ins, args))
         else:
-            several = isinstance(out, (tuple, list)) and all(_is_array(o) for o in out)
+            several = isinstance(out, (tuple, list)) and all(o is None or _is_array(o) for o in out)
             outs = list(out) if several else [out]
             if len(outs) != len(op.outputs):
                 raise OperatorTypeError(f"{op.api}: out must be {len(op.outputs)} arrays "
                                         f"({', '.join(op.outputs)}), got {len(outs)}")
         targets, out_tensors = [], []
         for name, o in zip(op.outputs, outs):
-            target, t = _output(op, name, o)
+            target, t = _output(op, name, o) if o is not None else (None, None)
             targets.append(target)
             out_tensors.append(t)
         try:
@@ -256,17 +256,21 @@ class Function:
         for o, target in zip(outs, targets):
             if target is not o and target is not None:
                 o[...] = target
-        if all(t is o for t, o in zip(targets, outs)):
+        if all(t is o and o is not None for t, o in zip(targets, outs)):
             self._record(executor, ins, args, outs)
         if out is None and foreign is not None:
-            outs = [_as_library_of(foreign, o, t.dtype) for o, t in zip(outs, out_tensors)]
+            outs = [o if o is None else _as_library_of(foreign, o, t.dtype) for o, t in zip(outs, out_tensors)]
         return outs[0] if self._single else tuple(outs)
 
     def _allocate(self, shapes: list[tuple[tuple[int, ...], int]]) -> list[np.ndarray]:
         """New outputs of these (dims, aclDataType); one numpy cannot make (more dims than it
         has) is the API's 161002, named."""
-        outs = []
-        for name, (dims, code) in zip(self.op.outputs, shapes):
+        outs: list = []
+        for name, shape in zip(self.op.outputs, shapes):
+            if shape is None:  # masked off: not computed, returned as None
+                outs.append(None)
+                continue
+            dims, code = shape
             try:
                 outs.append(np.empty(dims, tensors.NUMPY_OF_CODE.get(code, np.float32)))
             except ValueError as exc:
@@ -292,8 +296,16 @@ class Function:
         if op.promote is not None and len(present) == len(ins) and all(t.dtype in C.KERNEL_DTYPE for t in ins):
             code = C.CODE_OF_DTYPE.get(op.result_dtype(*(C.KERNEL_DTYPE[t.dtype].name for t in ins)), code)
         shapes = output_shapes(op, tuple(dims), dict(zip(op.inputs, ins)), _attr_values(op, given))
-        return [(shape, C.CODE_OF_DTYPE[d] if (d := op.tensor(name).dtype) else code)
-                for name, shape in zip(op.outputs, shapes)]
+        codes = [C.CODE_OF_DTYPE[d] if (d := op.tensor(name).dtype) else code for name in op.outputs]
+        if op.combinations:  # the outputs' column of the first row the inputs match
+            names = [C.KERNEL_DTYPE[t.dtype].name if t is not None and t.dtype in C.KERNEL_DTYPE else None for t in ins]
+            row = next((r for rows in op.combinations.values() for r in rows
+                        if all(n is None or n == d for n, d in zip(names, r))), None)
+            if row is not None:
+                codes = [C.CODE_OF_DTYPE[d] for d in row[len(ins):]]
+        attrs = dict(zip((a.name for a in op.attrs), given))
+        return [None if _masked_off(op, name, attrs) else (shape, c)
+                for name, shape, c in zip(op.outputs, shapes, codes)]
 
     def _record(self, executor, ins: list, args: tuple, outs: list) -> None:
         """Record a call that ran unstaged on numpy arrays, or had nothing to compute, for replays."""
@@ -333,30 +345,44 @@ def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
 
 
 def _attr_values(op, given) -> tuple | None:
-    """The attributes' normalized values, or None when one is bad (the API reports it)."""
+    """The formula attributes' values as the formula sees them, or None when one is bad (the
+    API reports it)."""
     try:
-        return tuple(a.value(v) for a, v in zip(op.attrs, given))
-    except (ValueError, TypeError):
+        values = dict((a.name, a.value(v)) for a, v in zip(op.attrs, given))
+        return op.kernel_attrs(tuple(values[a.name] for a in op.formula_attrs))
+    except (ValueError, TypeError, KeyError):
         return None
+
+
+def _masked_off(op, name: str, attrs: dict) -> bool:
+    """Whether output `name` is masked off (its mask attribute's element false)."""
+    mask = op.tensor(name).mask
+    if mask is None:
+        return False
+    try:
+        flags = op.attr(mask[0]).value(attrs.get(mask[0]))
+    except (ValueError, TypeError):
+        return False  # the API names the bad mask
+    return not (mask[1] < len(flags) and flags[mask[1]])
 
 
 def output_shapes(op, dims: tuple[int, ...], ins: dict, attrs: tuple | None = None) -> list[tuple[int, ...]]:
     """Each output's shape for an iteration space of `dims`: outputs the formula makes from
-    reductions have the reduced dims 1 (or the shape of the tensor they are declared like)."""
-    graph = op.graph_for(op.attr_samples if attrs is None else attrs)
+    reductions have the reduced dims 1 (none where declared keepdims=False)."""
+    graph = op.graph_for(op.kernel_samples if attrs is None else attrs)
     if not graph.reductions():
         return [dims] * len(op.outputs)
     try:
-        per = graph.result_axes(len(dims))
+        per = graph.result_axes(len(dims), [len(t.view_dims) if t is not None else 0 for t in ins.values()])
     except ValueError:
         return [dims] * len(op.outputs)  # the API names the bad axis
     out = []
     for name, row, axes in zip(op.outputs, graph.row_results(), per):
-        like = op.tensor(name).like
-        if row and like and ins.get(like) is not None:
-            out.append(ins[like].view_dims)
+        reduced = row and axes is not None
+        if reduced and not op.tensor(name).keepdims:
+            out.append(tuple(n for k, n in enumerate(dims) if k not in axes))
         else:
-            out.append(tuple(1 if row and axes and k in axes else n for k, n in enumerate(dims)))
+            out.append(tuple(1 if reduced and k in axes else n for k, n in enumerate(dims)))
     return out
 
 

@@ -267,7 +267,10 @@ def _split_views(op, d, views_in: list[View], views_out: list[View]) -> tuple[li
 
 def _broadcast_view(call: checks.Call, name: str, t: AclTensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(dims, strides) of input `t` as it broadcasts: a tensor declared `along` a dim gets its
-    one dim there (aclgen.runtime.checks.Call.dims)."""
+    one dim there (aclgen.runtime.checks.Call.dims); one the checks gave other dims, those
+    (`Call.views`)."""
+    if name in call.views:
+        return call.views[name]
     along = call.op.tensor(name).along
     if along is None:
         return t.view_dims, t.strides
@@ -276,6 +279,13 @@ def _broadcast_view(call: checks.Call, name: str, t: AclTensor) -> tuple[tuple[i
     k = along % len(shape)
     stride = t.strides[0] if t.view_dims else 0
     return dims, tuple(stride if j == k else 0 for j in range(len(shape)))
+
+
+def _output_view(call: checks.Call, name: str, t: AclTensor, staged: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(dims, strides) the kernel writes output `t` through: its own, contiguous where it is
+    staged, or with dims the checks gave it (a reduction's output declared keepdims=False)."""
+    dims, strides = call.views.get(name, (t.view_dims, t.strides))
+    return dims, contiguous_strides(dims) if staged else strides  # (dims of 1 leave the layout alone)
 
 
 def _bind(tpl: Template, tensors, n_in: int) -> tuple[int, tuple, Staging | None]:
@@ -329,7 +339,7 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     n_in = len(op.inputs)
     views_in = [View(k, *_broadcast_view(call, op.inputs[k], t)) for k, t in enumerate(tensors[:n_in]) if t is not None]
     views_out = [
-        View(k, t.view_dims, contiguous_strides(t.view_dims) if st else t.strides, staged=st)
+        View(k, *_output_view(call, op.outputs[k - n_in], t, st), staged=st)
         for k, (t, st) in enumerate(zip(tensors[n_in:], staged), n_in) if t is not None
     ]
     shape = call.shape

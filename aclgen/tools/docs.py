@@ -140,12 +140,10 @@ def _output_note(op: Operator, name: str) -> str:
     notes = []
     if op.split and name in op.split.whole:
         notes.append(f"the shape of `{op.split.input}` (both halves)")
-    elif spec.like:
-        notes.append(f"the shape of `{spec.like}`")
+    elif name in _reduced(op) and not spec.keepdims:
+        notes.append("made by reductions: the call's shape without the reduced dims")
     elif name in _reduced(op):
         notes.append("made by reductions: the call's shape with the reduced dims 1")
-    elif spec.like:
-        notes.append(f"the shape of `{spec.like}`")
     elif op.split:
         notes.append(f"one half of `{op.split.input}`'s shape")
     else:

@@ -82,11 +82,11 @@ def input_shapes(op: Operator, shape: tuple[int, ...]) -> list[tuple[int, ...]]:
 def make_case(op: Operator, shape: tuple[int, ...], dtype: dt.DType, rng: np.random.Generator,
               params: dict | None = None) -> Case:
     """Random inputs of `op` in `dtype` for outputs of `shape`; scalars from `params` or their
-    `Scalar.sample` (0.5), attributes at their samples (their defaults)."""
+    `Scalar.sample` (0.5), attributes at their examples for `shape` (their defaults)."""
     params = params or {}
     values = [params.get(s.name, s.sample) for s in op.scalars]
     tensors = [random_array(s, dtype, rng, values) for s in input_shapes(op, shape)]
-    args = [*tensors, *values, *(a.sample for a in op.attrs)]
+    args = [*tensors, *values, *(a.example_for(shape) for a in op.attrs)]
     return Case(op, args, function_of(op).empty_outputs(*args))
 
 

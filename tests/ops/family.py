@@ -42,11 +42,13 @@ def edge_values(dtype: str, boundaries=(), n_random: int = 200, seed: int = 0) -
     return np.concatenate([np.array(special, np.float64).astype(d), np.array(near, d).reshape(-1), rand])
 
 
-def ulp_error(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
-    """|got - want| in ulps of `dtype` at `want` (float64): 0 where both are NaN or equal
-    infinities, inf where one is NaN or infinite and the other is not (or is the other one)."""
+def ulp_error(got: np.ndarray, want: np.ndarray, dtype: str, scale=None) -> np.ndarray:
+    """|got - want| in ulps of `dtype` at `want` (float64), or at `scale` where it is larger (the
+    size of the terms a result is made of, where it cancels: a reference's `.scale`): 0 where
+    both are NaN or equal infinities, inf where one is NaN or infinite and the other is not."""
     g = np.asarray(got).astype(np.float64).ravel()
     w = np.asarray(want, np.float64).ravel()
+    at = np.abs(w) if scale is None else np.maximum(np.abs(w), np.abs(np.asarray(scale, np.float64).ravel()))
     d = NUMPY[dtype]
     if d.kind in "iu":  # the reference rounded and saturated into the dtype, as outputs are
         info = np.iinfo(d)
@@ -54,7 +56,7 @@ def ulp_error(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
     info = ml_dtypes.finfo(d)
     with np.errstate(all="ignore"):
         w_rounded = w.astype(d).astype(np.float64)  # where the reference itself overflows the dtype
-        exp = np.floor(np.log2(np.maximum(np.abs(w), float(info.smallest_normal))))
+        exp = np.floor(np.log2(np.maximum(at, float(info.smallest_normal))))
         ulp = np.exp2(exp - MANTISSA[dtype])
         err = np.abs(g - w) / ulp
     both_nan = np.isnan(g) & np.isnan(w)
@@ -64,9 +66,10 @@ def ulp_error(got: np.ndarray, want: np.ndarray, dtype: str) -> np.ndarray:
     return np.where(bad, np.inf, err)
 
 
-def attr_cases(op: Operator, cap: int = 4) -> list[tuple]:
-    """Values of the operator's attributes worth running: every choice of a str, both bools,
-    the default (or -1 and 0 for an int64 without one), up to `cap` combinations."""
+def attr_cases(op: Operator, shape: tuple[int, ...], cap: int = 4) -> list[tuple]:
+    """Values of the operator's attributes worth running on inputs of `shape`: every choice of a
+    str, both bools, the default (or -1 and 0 for an int64 without one, else its example for
+    `shape`), up to `cap` combinations."""
     values = []
     for a in op.attrs:
         kind = AttrKind(a.kind)
@@ -79,15 +82,21 @@ def attr_cases(op: Operator, cap: int = 4) -> list[tuple]:
         elif kind is AttrKind.INT64:
             values.append([-1, 0])
         else:
-            values.append([a.sample])
+            values.append([a.example_for(shape)])
     return list(itertools.islice(itertools.product(*values), cap))
 
 
-def inputs_for(op: Operator, dtype: str, seed: int = 0) -> list[np.ndarray | None]:
-    """Edge-value inputs of `op` in `dtype`: every input over an iteration space of
-    [3, n] (the boundaries its compares name included), a split input twice as long on its last
-    dim, a 1-D input `along` a dim as long as that dim; each input shuffled differently."""
+def inputs_for(op: Operator, dtype: str | tuple[str, ...], seed: int = 0) -> list[np.ndarray | None]:
+    """Edge-value inputs of `op` in `dtype` (or one dtype per input: a row of its combinations):
+    every input over an iteration space of [3, n] (the boundaries its compares name included), a
+    split input twice as long on its last dim, a 1-D input `along` a dim as long as that dim;
+    each input shuffled differently."""
+    dtypes = (dtype,) * len(op.inputs) if isinstance(dtype, str) else tuple(dtype)
+    dtype = dtypes[0]
     edges = edge_values(dtype, op.graph.constants(), seed=seed)
+    if op.graph.reductions():  # sums of the largest floats overflow f32 by design: moderate values
+        with np.errstate(invalid="ignore"):
+            edges = edges[~(np.abs(edges.astype(np.float64)) > 1e4) | np.isinf(edges.astype(np.float64))]
     n = len(edges) + len(edges) % 2
     rng = np.random.default_rng(seed)
     shapes = op.input_shapes((3, 2 * n)) if op.input_shapes else None
@@ -102,5 +111,15 @@ def inputs_for(op: Operator, dtype: str, seed: int = 0) -> list[np.ndarray | Non
             shape = (3, n)
         count = int(np.prod(shape))
         values = np.resize(rng.permutation(edges), count).reshape(shape)
-        out.append(values.astype(NUMPY[dtype]))
+        with np.errstate(over="ignore"):
+            out.append(values.astype(NUMPY[dtypes[k]]))
     return out
+
+
+def dtype_cases(op: Operator) -> list[str]:
+    """The dtypes `op` is tested in: each dtype it takes, or each row of its combinations (their
+    inputs' dtypes joined by '+')."""
+    if op.combinations:
+        rows = (row[:len(op.inputs)] for rows in op.combinations.values() for row in rows)
+        return list(dict.fromkeys("+".join(r) for r in rows))
+    return [d.name for d in op.all_dtypes()]
