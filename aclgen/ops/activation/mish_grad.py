@@ -7,8 +7,9 @@ x * tanh(softplus(x)) is d = tanh(sp) + x * (1 - tanh²(sp)) * σ(x), the form C
 factors scaled for x < -64, so a large gradient keeps its bits). x = ±inf gives NaN (inf * 0, as in
 the kernel and the float64 formula), NaN propagates.
 
-Bound: 16 ulp of the output dtype against float64, except near x ≈ -1.1924, where d crosses zero
-and cancels: there the error is absolute, a few 2^-24 * |g|.
+Bound: 16 ulp of the output dtype against float64, at the larger of the result and the size of
+its terms g tanh(sp) and g x (1 - tanh²) σ(x) (the reference's `scale`: they cancel near
+x ≈ -1.1924). Measured: 4 ulp on a dense f32 sweep.
 
 dtypes: BFLOAT16, FLOAT16, FLOAT32 on Atlas A2/A3 and Ascend 950; FLOAT16 and FLOAT32 on the
 Atlas training and inference series (op_api's list for every other chip). gradOutput and self
@@ -46,6 +47,17 @@ def mish_backward_reference(g, x):
         sp = np.logaddexp(0.0, x)
         sech2 = 1.0 / np.cosh(sp) ** 2
         return g * (tanh_softplus_reference(x) + x * sech2 / (1.0 + np.exp(-x)))
+
+
+def mish_backward_scale(g, x):
+    """The size of the terms g tanh(sp) and g x (1 - tanh²(sp)) σ(x), which cancel near x = -1.1924."""
+    with np.errstate(all="ignore"):
+        sp = np.logaddexp(0.0, x)
+        sech2 = 1.0 / np.cosh(sp) ** 2
+        return np.abs(g) * (tanh_softplus_reference(x) + np.abs(x) * sech2 / (1.0 + np.exp(-x)))
+
+
+mish_backward_reference.scale = mish_backward_scale  # type: ignore[attr-defined]
 
 
 @aclgen.operator(
