@@ -22,7 +22,7 @@ values in every dtype (tests/ops/test_family.py).
 import numpy as np
 
 import aclgen
-from aclgen import Attr, Split, exp, f32, select
+from aclgen import Attr, Split, exp, f32, logical_or, maximum, select
 from aclgen.runtime import constants as C
 
 A2 = ("float32", "float16", "bfloat16")
@@ -37,6 +37,7 @@ TAIL = -88.0
 SHIFT = 104.0
 SCALE = f32(np.exp(-52.0))
 TINY = f32(2.0**-149)
+INF = float("inf")
 # float64's sigmoid is 0 below -709.78 (exp(-x) overflows there): down to that point a
 # sigmoid that underflowed in f32 stays the smallest subnormal, so that inf * sigmoid(x) is inf as
 # in the float64 formula (and not inf * 0 = NaN); below it, 0.
@@ -59,6 +60,19 @@ def times_sigmoid(p, x):
     is (p * SCALE underflows only for |p| < 2^-51, where p * e^x < 2^-178 anyway)."""
     tail, e = sigmoid_terms(x)
     return select(tail, p * SCALE * e * SCALE, p / (1.0 + e))
+
+
+def times_sigmoid2(p, q, x):
+    """p * q * sigmoid(x), also where p * q overflows f32 but the result does not: then |p| and
+    |q| are >= 1 and the product takes p * (q * sigmoid(x)), or in the tail (p * SCALE) *
+    (q * SCALE) * e, whose factors stay normal. An infinite p or q keeps p * q first (inf times
+    the positive rest is inf, as in float64)."""
+    tail, e = sigmoid_terms(x)
+    pq = p * q
+    first = logical_or(abs(pq) < INF, maximum(abs(p), abs(q)) == INF)
+    head = select(first, pq / (1.0 + e), p * (q / (1.0 + e)))
+    low = select(first, pq * SCALE * e * SCALE, p * SCALE * (q * SCALE) * e)
+    return select(tail, low, head)
 
 
 def check(call):

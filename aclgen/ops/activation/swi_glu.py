@@ -15,21 +15,18 @@ dtypes: BFLOAT16, FLOAT16, FLOAT on Atlas A2/A3 and Ascend950; FLOAT16, FLOAT on
 (whose note also asks for 64-byte aligned shapes, a kernel limit aclgen does not have); not on
 Ascend910 (不支持).
 
-Accuracy: A * sigmoid(A) * B is one product that keeps f32 accuracy through the ranges where an
-f32 sigmoid(A) underflows (A < -87: A * B * e^A is carried as ((A * SCALE) * B) * exp(A + 104) *
-SCALE, glu.py's scaled tail) and where A * B overflows but the result does not (A in [-88, 0):
-(A * sigmoid(A)) * B). Within 3 ulp of the float64 formula (the reference below); torch's
+Accuracy: A * sigmoid(A) * B is glu.py's `times_sigmoid2`, one product that keeps f32 accuracy
+where an f32 sigmoid(A) is subnormal (A < -87) and where A * B overflows but the result does not. Within 3 ulp of the float64 formula (the reference below); torch's
 silu(A) * B in float64 is the second oracle (tests/ops/activation/test_group_c.py).
 """
 
 import numpy as np
 
 import aclgen
-from aclgen import Attr, Split, logical_or, maximum, select
-from aclgen.ops.activation.glu import F64_SIGMOID_ZERO, SCALE, halved, input_shapes, sigmoid64, sigmoid_terms
+from aclgen import Attr, Split
+from aclgen.ops.activation.glu import halved, input_shapes, sigmoid64, times_sigmoid2
 from aclgen.ops.activation.swi_glu_grad import FORMATS
 
-INF = float("inf")
 A2 = ("bfloat16", "float16", "float32")
 
 
@@ -73,14 +70,4 @@ def swi_glu_reference(x, dim):
 )
 def swi_glu(a, b):
     """SwiGLU: silu of the first half of `x` along `dim` times the second half."""
-    tail, e = sigmoid_terms(a)
-    ab = a * b
-    # A * B first, unless it overflowed from finite A and B (then |A| >= 1 and A * sigmoid(A) is
-    # a normal float for A >= -88)
-    first = logical_or(abs(ab) < INF, maximum(abs(a), abs(b)) == INF)
-    head = select(first, ab / (1.0 + e), a / (1.0 + e) * b)
-    # tail: A * SCALE times B cannot overflow while e is not 0 (|A| <= 710 there); where e is 0
-    # (below float64's sigmoid zero, or A = -inf) the product takes e first: 0, or NaN for an
-    # infinite A or B, as the float64 formula gives
-    low = select(a > F64_SIGMOID_ZERO, a * SCALE * b * e * SCALE, a * SCALE * e * b * SCALE)
-    return select(tail, low, head)
+    return times_sigmoid2(a, b, a)
