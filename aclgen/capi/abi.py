@@ -88,8 +88,11 @@ FUNCTIONS: tuple[Function, ...] = (
        "aclrtMemcpyKind kind"),
     _f(RT, "aclError", "aclrtMemset", "void* devPtr", "size_t maxCount", "int32_t value", "size_t count"),
     _f(RT, "const char*", "aclGetRecentErrMsg", python=False),
+    _f(RT, "const char*", "aclrtGetSocName"),
     # acl/acl_base_rt.h
     _f(BASE_RT, "size_t", "aclDataTypeSize", "aclDataType dataType", python=False),
+    _f(BASE_RT, "float", "aclFloat16ToFloat", "aclFloat16 value", python=False),
+    _f(BASE_RT, "aclFloat16", "aclFloatToFloat16", "float value", python=False),
     # aclnn/acl_meta.h
     _f(META, "aclTensor*", "aclCreateTensor", "const int64_t* viewDims", "uint64_t viewDimsNum",
        "aclDataType dataType", "const int64_t* stride", "int64_t offset", "aclFormat format",

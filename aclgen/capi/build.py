@@ -25,7 +25,8 @@ returning handles NULL, each with the cause for aclGetRecentErrMsg. The Python f
 themselves are exported under abi.PYTHON_SIDE's prefix.
 
 The module's C side holds what must not be Python: `aclGetRecentErrMsg` (a thread-local
-message, valid until the thread's next call), `aclDataTypeSize`, stores through out-parameters,
+message, valid until the thread's next call), `aclDataTypeSize`, `aclFloat16ToFloat` and
+`aclFloatToFloat16` (plain conversions, callable before aclInit), stores through out-parameters,
 and a C++ `new int64_t[n]` for the arrays aclGetViewShape & co return (callers `delete[]` them).
 """
 
@@ -66,6 +67,55 @@ const char *aclGetRecentErrMsg(void) {
     aclgen_returned = aclgen_pending;
     aclgen_pending = NULL;
     return aclgen_returned;
+}
+
+/* aclFloat16ToFloat / aclFloatToFloat16: IEEE binary16 <-> binary32, round to nearest even
+   (NaN stays NaN, its payload's top bits kept; beyond 65520 is inf). Pure C: no Python. */
+float aclFloat16ToFloat(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+    if (e == 0x1fu) {
+        bits = sign | 0x7f800000u | (m << 13);
+    } else if (e != 0) {
+        bits = sign | ((e + 112u) << 23) | (m << 13);
+    } else if (m == 0) {
+        bits = sign;
+    } else {  /* subnormal: m * 2^-24, normalized */
+        e = 113;
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            e--;
+        }
+        bits = sign | (e << 23) | ((m & 0x3ffu) << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t aclFloatToFloat16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t a = x & 0x7fffffffu;
+    if (a > 0x7f800000u) {
+        return sign | 0x7e00u | (uint16_t)((a >> 13) & 0x3ffu);
+    }
+    if (a >= 0x477ff000u) {  /* 65520 and above (and inf) */
+        return sign | 0x7c00u;
+    }
+    if (a >= 0x38800000u) {  /* normal: round at bit 13, rebias the exponent */
+        return sign | (uint16_t)((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13);
+    }
+    int e = (int)(a >> 23);
+    if (e < 102) {  /* below 2^-25: rounds to zero */
+        return sign;
+    }
+    uint32_t mant = (a & 0x7fffffu) | 0x800000u, shift = (uint32_t)(126 - e);
+    uint32_t q = mant >> shift, rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (q & 1u))) {
+        q++;
+    }
+    return sign | (uint16_t)q;
 }
 
 void aclgen_put_u64(intptr_t p, uint64_t v) { *(uint64_t *)p = v; }

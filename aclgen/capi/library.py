@@ -31,6 +31,7 @@ from aclgen.runtime.array import AclArray
 from aclgen.runtime.errors import AclError, fail, kind_of, recent
 from aclgen.runtime.executor import CONSUMED, DESTROYED, Executor, execute
 from aclgen.runtime.scalar import AclScalar
+from aclgen.runtime.soc import settings
 from aclgen.runtime.stream import Stream
 from aclgen.runtime.tensor import AclTensor
 
@@ -128,6 +129,23 @@ def aclrtGetDeviceCount(p: int) -> int:
     count, ret = rt.get_device_count()
     _lib.aclgen_put_u32(p, count)
     return _report(ret)
+
+
+_SOC_NAMES: dict[str, Any] = {}  # aclrtGetSocName's strings: one C copy per name, alive for good
+
+
+def aclrtGetSocName() -> int:
+    """The SoC profile the runtime runs as (ACLGEN_SOC_VERSION, default Ascend910B), as a C
+    string the caller must not free; NULL with a message when the setting is unusable."""
+    s = settings()
+    if s.soc_error:
+        _report(fail(C.ACL_ERROR_INVALID_PARAM, f"aclrtGetSocName: {s.soc_error}"))
+        return 0
+    name = _SOC_NAMES.get(s.soc)
+    if name is None:
+        assert _ffi is not None
+        name = _SOC_NAMES[s.soc] = _ffi.new("char[]", s.soc.encode())
+    return int(_ffi.cast("intptr_t", name))
 
 
 def aclrtSynchronizeDevice() -> int:
