@@ -1,0 +1,277 @@
+"""The split (GLU) members of CANN's activation family and Prelu against torch (float64, from the
+same float32 inputs), their checks and codes in CANN's order through aclnn, and the boundaries
+the doc pages define.
+
+Bounds: each operator's declared tolerance, in ulps of float32 at the float64 value, or at the
+size of the terms where a derivative crosses zero (the declaration's reference.scale). Torch has
+glu, silu, gelu and prelu; SituGlu and FatreluMul are torch formulas of the doc pages (SituGlu's
+gradient through torch's autograd, independent of the hand-derived form aclgen computes). The
+GELU ones are compared above x = -5, below which torch's own float64 1 + erf(x/√2) cancels."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+import aclgen.ops as ops
+from tests.ops.family import ulp_error
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+NULL, INVALID, TILING = 161001, 161002, 561002
+F32, BF16 = np.float32, np.dtype(ml_dtypes.bfloat16)
+RNG = np.random.default_rng(11)
+
+
+def values(shape, scale=4.0):
+    """float32 values over a few magnitudes, with ±0 and some large ones."""
+    x = RNG.standard_normal(shape) * RNG.choice([0.01, 1.0, scale, 30.0], shape)
+    flat = x.reshape(-1)
+    flat[:4] = [0.0, -0.0, 90.0, -100.0]
+    return x.astype(F32)
+
+
+def t64(a):
+    return torch.from_numpy(np.asarray(a, np.float64))
+
+
+def assert_within(name, got, want, scale=None, keep=None):
+    op = ops.OPERATORS[name]
+    err = ulp_error(got, np.asarray(want, np.float64), np.dtype(got.dtype).name, scale)
+    if keep is not None:
+        err = np.where(np.broadcast_to(keep, got.shape).ravel(), err, 0.0)
+    worst = int(np.argmax(err))
+    assert err.max() <= op.tolerance, f"{op.api}: {err.max()} ulp > {op.tolerance} at element {worst}"
+
+
+def reference_scale(name, *args):
+    """The declaration's size of the terms (reference.scale) for these arguments (arrays in float64)."""
+    reference = ops.OPERATORS[name].reference
+    assert reference is not None
+    scale = reference.scale  # type: ignore[attr-defined]
+    with np.errstate(all="ignore"):
+        return scale(*[a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args])
+
+
+def autograd(f, grads, *inputs):
+    """torch float64 gradients of f(*inputs) for the output gradients `grads`."""
+    xs = [t64(x).requires_grad_(True) for x in inputs]
+    outs = f(*xs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    torch.autograd.backward(outs, [t64(g) for g in grads])
+    return [x.grad.numpy() for x in xs]
+
+
+# -- against torch ---------------------------------------------------------------------------------
+
+X = values((6, 130))  # halves of 65: not a multiple of any vector width
+# the gradients against torch: torch's float64 formulas cancel in the tails (1 - sigmoid(b) for
+# b > 37, 1 - tanh^2 beyond |x| = 10): moderate values there; the tails are held to the accurate
+# float64 references by tests/ops/test_family.py
+XM = np.clip(X, -4.0, 4.0)
+G = values((6, 65))
+
+
+def test_glu_and_its_gradient_match_torch():
+    assert_within("glu", ops.glu(X), F.glu(t64(X)).numpy())
+    x = values((3, 4, 10))[:, :, ::2]  # a strided view, split along dim 1
+    assert_within("glu", ops.glu(x, 1), F.glu(t64(x), 1).numpy())
+    (want,) = autograd(F.glu, [G], XM)
+    assert_within("glu_backward", ops.glu_backward(G, XM), want)
+
+
+def test_glu_keeps_a_large_half_times_an_underflowed_sigmoid():
+    """a near FLT_MAX times sigmoid(b) below FLT_MIN (torch's and CANN's f32 give 3 bits or 0)."""
+    x = np.array([[3e38, 1e30, 3e38, -2e38, -100.0, -95.0, -150.0, -90.0]], F32)
+    assert_within("glu", ops.glu(x), F.glu(t64(x)).numpy())
+
+
+def test_glu_writes_an_out_of_another_float_dtype():
+    x = X.astype(np.float16)
+    out = np.zeros((6, 65), F32)
+    ops.glu(x, out=out)
+    assert_within("glu", out, F.glu(t64(x)).numpy())
+
+
+def test_glu_through_torch_autograd_runs_glu_backward():
+    x = torch.from_numpy(XM).requires_grad_(True)
+    torch.ops.aclgen.glu(x, -1).backward(torch.from_numpy(G))
+    assert x.grad is not None and np.array_equal(x.grad.numpy(), ops.glu_backward(G, XM))
+
+
+def test_swi_glu_matches_torch():
+    a, b = t64(X).chunk(2, -1)
+    assert_within("swi_glu", ops.swi_glu(X), (F.silu(a) * b).numpy())
+
+
+@pytest.mark.parametrize("beta,linear_beta,left", [(1.0, 0.0, True), (0.5, 2.0, False)])
+def test_situ_glu_and_its_gradient_match_torch(beta, linear_beta, left):
+    def situ(x):
+        first, second = x.chunk(2, -1)
+        gate, up = (first, second) if left else (second, first)
+        if linear_beta > 0:
+            up = linear_beta * torch.tanh(up / linear_beta)
+        return beta * torch.tanh(gate / beta) * torch.sigmoid(gate) * up
+
+    assert_within("situ_glu", ops.situ_glu(XM, -1, beta, linear_beta, left), situ(t64(XM)).detach().numpy())
+    (want,) = autograd(situ, [G], XM)
+    scale = reference_scale("situ_glu_grad", G, XM, -1, beta, linear_beta, left)
+    assert_within("situ_glu_grad", ops.situ_glu_grad(G, XM, -1, beta, linear_beta, left), want, scale)
+
+
+@pytest.mark.parametrize("approximate", [0, 1])
+def test_ge_glu_and_its_gradient_match_torch(approximate):
+    mode = "tanh" if approximate else "none"
+    x = np.clip(X, -5.0, 5.0)  # torch's float64 gelu cancels below -5
+    a, b = t64(x).chunk(2, -1)
+    out, gelu = ops.ge_glu_v3(x, -1, approximate, True)  # Gelu on the first half
+    assert_within("ge_glu_v3", out, (F.gelu(a, approximate=mode) * b).numpy())
+    assert_within("ge_glu_v3", gelu, F.gelu(a, approximate=mode).numpy())
+    gelu = F.gelu(b, approximate=mode).numpy().astype(F32)  # GeGlu's outGelu
+    want = np.concatenate(autograd(lambda p, q: p * F.gelu(q, approximate=mode), [G], a.numpy(), b.numpy()), -1)
+    scale = reference_scale("ge_glu_backward", G, x, gelu, -1, approximate)
+    assert_within("ge_glu_backward", ops.ge_glu_backward(G, x, gelu, -1, approximate), want, scale)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_mul_matches_torch(approximate):
+    x = np.clip(X, -5.0, None)
+    x1, x2 = t64(x).chunk(2, -1)
+    want = (F.gelu(x1, approximate=approximate) * x2).numpy()
+    assert_within("gelu_mul", ops.gelu_mul(x, approximate), want)
+    if approximate == "none":
+        assert np.array_equal(ops.gelu_mul(x, None), ops.gelu_mul(x))  # NULL is "none"
+
+
+def test_prelu_matches_torch():
+    x = values((2, 3, 4, 5))
+    for w in (np.array([0.1, -0.2, 0.3], F32), np.array([0.25], F32)):
+        assert_within("prelu", ops.prelu(x, w), F.prelu(t64(x), t64(w)).numpy())
+    x1 = values((7,))  # a 1-d self: one channel
+    assert_within("prelu", ops.prelu(x1, np.array([0.5], F32)), F.prelu(t64(x1), t64([0.5])).numpy())
+    assert ops.prelu(np.array(-4.0, F32), np.array(0.5, F32)) == -2.0  # 0-d self and weight
+
+
+def test_prelu_promotes_mixed_dtypes():
+    x, w = values((2, 3)).astype(np.float16), np.array([0.5, -1.5, 2.0], F32).astype(BF16)
+    got = ops.prelu(x, w)
+    assert got.dtype == F32
+    assert_within("prelu", got, F.prelu(t64(x), t64(w.astype(F32))).numpy())
+
+
+# -- the doc pages' boundaries ---------------------------------------------------------------------
+
+
+def test_fatrelu_mul_keeps_x1_at_the_threshold():
+    """x1 >= threshold keeps x1 (the doc; the kernel's GT would give 0 at equality); a NaN x1 is
+    0, and 0 times an infinite x2 is NaN (the product is a multiply)."""
+    x = np.array([[1.0, 2.0, np.nan, 0.5, 3.0, 4.0, 5.0, np.inf]], F32)
+    got = ops.fatrelu_mul(x, np.array([1.0], F32))
+    assert got.tolist()[0][:3] == [3.0, 8.0, 0.0] and np.isnan(got[0, 3])
+    t = np.array([0.3], F32)
+    x1, x2 = t64(X).chunk(2, -1)
+    assert_within("fatrelu_mul", ops.fatrelu_mul(X, t), (torch.where(x1 >= 0.3, x1, 0.0) * x2).numpy())
+
+
+def test_fatrelu_and_gelu_mul_tiling_limits():
+    """The last dim even and at most 1024, the rows (the other dims' product) at most 200000, a
+    threshold of one element: else the tiling's 561002."""
+    one = tensor((1,))
+    assert status("aclnnFatreluMul", tensor((2, 1024)), one, tensor((2, 512)))[0] == 0
+    assert status("aclnnFatreluMul", tensor((2, 1026)), one, tensor((2, 513)))[0] == TILING
+    assert status("aclnnGeluMul", tensor((200000, 2)), "tanh", tensor((200000, 1)))[0] == 0
+    assert status("aclnnGeluMul", tensor((200001, 2)), "tanh", tensor((200001, 1)))[0] == TILING
+    assert status("aclnnFatreluMul", tensor((2, 6)), tensor((1, 2)), tensor((2, 3)))[0] == TILING
+    assert status("aclnnFatreluMul", tensor((2, 6)), tensor((1, 1, 1)), tensor((2, 3)))[0] == INVALID  # aclgen's
+
+
+def test_situ_glu_linear_beta_is_decided_on_its_float():
+    """linearBeta = 1e-50 is 0 as the f32 attribute CANN keeps: up is used as it is."""
+    assert np.array_equal(ops.situ_glu(X, -1, 1.0, 1e-50), ops.situ_glu(X))
+
+
+# -- checks and codes through aclnn ----------------------------------------------------------------
+
+
+def tensor(shape=(2, 4), dtype: object = F32, fill=0.0):
+    return acl.from_numpy(np.full(shape, fill, np.dtype(dtype)))  # type: ignore[call-overload]
+
+
+def status(api, *args):
+    ret = getattr(aclnn, f"{api}GetWorkspaceSize")(*args)[2]
+    return ret, acl.get_recent_err_msg() if ret else ""
+
+
+H = (2, 2)  # (2, 4) split along its last dim
+
+
+@pytest.mark.parametrize("api,args,code,says", [
+    ("aclnnGlu", (None, -1, tensor(H)), NULL, "self is nullptr"),
+    ("aclnnGlu", (tensor(dtype=np.int32), -1, tensor(H)), INVALID, "self dtype ACL_INT32"),
+    ("aclnnGlu", (tensor(), -1, tensor(H, np.float16)), 0, ""),  # out castable from self
+    ("aclnnGlu", (tensor(()), 0, tensor(())), INVALID, "self has 0 dims, at least 1"),
+    ("aclnnGlu", (tensor(), 2, tensor(H)), INVALID, "dim 2 is outside [-2, 1]"),
+    ("aclnnGlu", (tensor((2, 3)), -1, tensor(H)), INVALID, "odd size 3"),
+    ("aclnnGlu", (tensor(), 0, tensor(H)), INVALID, "out shape [2, 2] must equal self shape with dim 0 halved"),
+    ("aclnnGlu", (tensor((2,) * 9), 0, tensor((1,) + (2,) * 8)), INVALID, "9 dims"),
+    ("aclnnGluBackward", (tensor(H, np.float16), tensor(), -1, tensor((3, 3))), INVALID, "gradOut dtype"),
+    ("aclnnGluBackward", (tensor((2, 4)), tensor(), -1, tensor()), INVALID, "gradOut shape [2, 4]"),
+    ("aclnnGluBackward", (tensor(H), tensor(), -1, tensor(H)), INVALID, "out shape [2, 2] must equal self shape"),
+    ("aclnnSwiGlu", (tensor(), 2, tensor(H)), INVALID, "dim 2 is outside"),  # the doc's 161002
+    ("aclnnSwiGlu", (tensor(), -1, tensor(H, BF16)), INVALID, "out dtype ACL_BF16 must equal"),
+    ("aclnnFatreluMul", (tensor(), tensor((1,), np.float16), tensor(H)), INVALID, "threshold dtype"),
+    ("aclnnFatreluMul", (tensor((2, 5)), tensor((1,)), tensor((2, 3))), INVALID, "out shape [2, 3]"),
+    ("aclnnFatreluMul", (tensor((2, 5)), tensor((1,)), tensor(H)), TILING, "last dim 5 must be even"),
+    ("aclnnFatreluMul", (tensor((4,)), tensor((1,)), tensor((2,))), TILING, "at least 2"),
+    ("aclnnFatreluMul", (tensor((0, 4)), tensor((3,)), tensor((0, 2))), 0, ""),  # empty: no tiling
+    ("aclnnGeluMul", (tensor(), None, tensor(H)), 0, ""),  # NULL is "none"
+    ("aclnnGeluMul", (tensor(), "erf", tensor(H)), TILING, "must be 'none' or 'tanh'"),
+    ("aclnnGeGlu", (tensor(), -1, 2, tensor(H), tensor(H)), INVALID, "approximate must be 0 (none) or 1"),
+    ("aclnnGeGlu", (tensor(), -1, 2, tensor(H), tensor((2, 4))), INVALID, "outGelu shape"),  # shapes first
+    ("aclnnGeGlu", (tensor(), -1, 1, tensor(H), tensor(H, np.float16)), INVALID, "outGelu dtype"),
+    ("aclnnGeGlu", (tensor((0, 4)), -1, 1, tensor(H), tensor(H, np.float16)), INVALID, "out shape"),
+    ("aclnnGeGlu", (tensor(()), 0, 1, tensor(()), tensor(())), INVALID, "no dim to split"),
+    ("aclnnGeGlu", (tensor(()), 1, 1, tensor(()), tensor(())), INVALID, "dim 1 is outside [-1, 0]"),
+    ("aclnnGeGluV3Backward", (tensor(H), tensor(), tensor((2, 4)), -1, 1, True, tensor()), INVALID,
+     "gelu shape [2, 4] must equal gradOutput shape"),
+    ("aclnnGeGluV3Backward", (tensor(H), tensor(), tensor(H), -1, 7, True, tensor()), INVALID, "approximate"),
+    ("aclnnGeGluBackward", (tensor((1,) * 9), tensor((1,) * 8 + (2,)), tensor((1,) * 9), -1, 1,
+                            tensor((1,) * 8 + (2,))), 0, ""),  # no dims limit
+    ("aclnnSituGlu", (tensor(), -1, 1.0, 0.0, True, tensor(H, np.float16)), INVALID, "out dtype ACL_FLOAT16"),
+    ("aclnnSituGlu", (tensor(), -1, 1.0, 0.0, 1, tensor(H)), INVALID, "activateLeft must be a bool"),
+    ("aclnnSituGluGrad", (tensor((2, 3)), tensor(), -1, 1.0, 0.0, True, tensor()), INVALID, "gradY shape [2, 3]"),
+    ("aclnnPrelu", (tensor((2, 3)), None, tensor((2, 3))), NULL, "weight is nullptr"),
+    ("aclnnPrelu", (tensor((2, 3)), tensor((2,)), tensor((2, 3))), INVALID, "one per channel (3"),
+    ("aclnnPrelu", (tensor((2, 3)), tensor((3,)), tensor((3, 2))), INVALID, "out shape [3, 2]"),
+    ("aclnnPrelu", (tensor((2, 3)), tensor((1, 3)), tensor((2, 3))), INVALID, "a weight of 0 or 1 dims"),
+    ("aclnnPrelu", (tensor((5,)), tensor((5,)), tensor((5,))), INVALID, "one per channel (1"),
+    ("aclnnPrelu", (tensor((2, 3), np.float16), tensor((3,), BF16), tensor((2, 3), BF16)), 0, ""),  # castable
+])
+def test_checks_and_codes(api, args, code, says):
+    ret, message = status(api, *args)
+    assert ret == code, message
+    assert says in message, message
+
+
+@pytest.fixture
+def soc():
+    def use(name):
+        assert acl.set_soc_version(name) == 0
+    yield use
+    acl.set_soc_version(None)
+
+
+@pytest.mark.parametrize("api,soc_name,args", [
+    ("aclnnSwiGlu", "Ascend910", (tensor(), -1, tensor(H))),  # 不支持
+    ("aclnnFatreluMul", "Ascend950", (tensor(), tensor((1,)), tensor(H))),
+    ("aclnnSituGlu", "Ascend310P", (tensor(), -1, 1.0, 0.0, True, tensor(H))),
+    ("aclnnGlu", "Ascend910", (tensor(dtype=BF16), -1, tensor(H, BF16))),  # FLOAT and FLOAT16 only
+    ("aclnnPrelu", "Ascend310P", (tensor(dtype=BF16), tensor((4,), BF16), tensor(dtype=BF16))),
+])
+def test_unsupported_chips_and_dtypes(api, soc_name, args, soc):
+    soc(soc_name)
+    assert status(api, *args)[0] == INVALID
