@@ -68,13 +68,15 @@ def reference(x, weight, bias, shape, eps):
 
 
 def _scale(x, weight, bias, shape, eps):
-    """The size of the terms: |x - mean| rounds at |x|'s ulp, and the sums at n / 32 lanes."""
+    """The size of the terms: |x - mean| rounds at |x|'s ulp, the sums at n / 32 lanes, and a
+    mean below FLT_MIN at the subnormals' spacing, which rstd then scales."""
     axes = _axes(x, shape)
     y, mean, rstd = reference(x, weight, bias, shape, eps)
     n = int(np.prod(shape))
     grow = 1 + n / 128
     w = 1 if weight is None else np.abs(weight)
-    terms = (np.abs(x) + np.abs(mean)) * np.abs(rstd) * w + (0 if bias is None else np.abs(bias))
+    tiny = float(np.finfo(np.float32).tiny)
+    terms = (np.abs(x) + np.abs(mean) + tiny) * np.abs(rstd) * w + (0 if bias is None else np.abs(bias))
     big = np.abs(x).max(axes, keepdims=True) * np.abs(rstd)
     return terms * grow + big, (np.abs(mean) + np.abs(x).mean(axes, keepdims=True)) * grow, np.abs(rstd) * grow
 

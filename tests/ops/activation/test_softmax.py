@@ -1,0 +1,89 @@
+"""Softmax, LogSoftmax and their gradients against PyTorch (float64) over edge rows (equal, ±inf,
+NaN, huge, tiny, mixed scales, ±0, length 1) in every dtype and layout of the reduced axis
+(contiguous, strided, transposed), within each declaration's bound; the same bits for every
+thread count, vector width and tile size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclgen.ops as ops
+from aclgen.knobs import overridden
+from tests.ops.family import NUMPY, ulp_error
+from tests.ops.reductions import edge_rows, layouts
+
+torch = pytest.importorskip("torch")
+
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def _t(a: np.ndarray):
+    return torch.from_numpy(np.ascontiguousarray(a.astype(np.float64)))
+
+
+def _forward(name: str, x: np.ndarray, dim: int) -> np.ndarray:
+    f = torch.softmax if name == "softmax" else torch.log_softmax
+    return f(_t(x), dim).numpy()
+
+
+def _backward(name: str, g: np.ndarray, y: np.ndarray, dim: int) -> np.ndarray:
+    f = torch._softmax_backward_data if name == "softmax" else torch._log_softmax_backward_data
+    return f(_t(g), _t(y), dim, torch.float64).numpy()
+
+
+def _check(op, got, want, dtype, scale):
+    err = ulp_error(got, want, dtype, np.broadcast_to(scale, got.shape))
+    worst = int(np.argmax(err))
+    assert err.max() <= op.tolerance, (op.api, dtype, err.max(), got.ravel()[worst], want.ravel()[worst])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_forward_matches_torch(name, dtype, n):
+    op = ops.OPERATORS[name]
+    x = edge_rows(dtype, n)
+    for layout, (a, dim) in layouts(x).items():
+        got = ops.__dict__[name](a, dim)
+        want = _forward(name, a, dim)
+        with np.errstate(all="ignore"):
+            scale = op.reference.scale(a.astype(np.float64), dim)
+        _check(op, got, want, dtype, scale)
+        assert got.dtype == NUMPY[dtype], layout
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_backward_matches_torch(name, dtype, n):
+    op = ops.OPERATORS[f"{name}_backward"]
+    rng = np.random.default_rng(n)
+    x = edge_rows(dtype, n)
+    for layout, (a, dim) in layouts(x).items():
+        y = _forward(name, a, dim).astype(NUMPY[dtype])
+        g = (rng.standard_normal(a.shape) * 3).astype(NUMPY[dtype])
+        got = ops.__dict__[f"{name}_backward"](g, y, dim)
+        want = _backward(name, g, y, dim)
+        with np.errstate(all="ignore"):
+            scale = op.reference.scale(g.astype(np.float64), y.astype(np.float64), dim)
+        _check(op, got, want, dtype, scale)
+
+
+SHAPES = [(3, 100003), (257, 33), (64, 1000)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_same_bits_for_every_schedule(shape):
+    """Threads split rows, widths and tiles change the code: no sum's order changes."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32) * 5
+    g = rng.standard_normal(shape).astype(np.float32)
+    calls = [lambda: ops.softmax(x, -1), lambda: ops.log_softmax(x, 0), lambda: ops.softmax_backward(g, x, -1),
+             lambda: ops.log_softmax_backward(g, x, 0)]
+    with overridden(ACLGEN_THREADS="1"):
+        base = [c() for c in calls]
+    for knobs in ({"ACLGEN_THREADS": "2"}, {"ACLGEN_VECTOR_WIDTH": "4"}, {"ACLGEN_TILE_SIZE": "96"}):
+        with overridden(**knobs):
+            for c, b in zip(calls, base):
+                assert c().tobytes() == b.tobytes(), knobs

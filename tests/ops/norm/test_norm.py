@@ -1,0 +1,173 @@
+"""RmsNorm, LayerNorm and their gradients against PyTorch (float64: F.rms_norm, aten.native_layer_norm
+(its mean: torch's mean), autograd, aten.native_layer_norm_backward) over edge rows (equal, ±inf, NaN, huge, tiny, mixed
+scales, ±0, length 1) in every dtype combination and with a strided reduced axis, within each
+declaration's bound; LayerNormBackward's outputMask and mean/rstd shapes through aclnn; the same
+bits for every thread count, vector width and tile size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
+import aclgen.ops as ops
+from aclgen.knobs import overridden
+from tests.ops.family import NUMPY, dtype_cases, ulp_error
+from tests.ops.reductions import edge_rows, layouts
+
+torch = pytest.importorskip("torch")
+
+NULL, INVALID = 161001, 161002
+
+
+def _t(a):
+    return None if a is None else torch.from_numpy(np.ascontiguousarray(np.asarray(a, np.float64)))
+
+
+def _check(op, got, want, scale, what=""):
+    dtype = np.dtype(got.dtype).name
+    err = ulp_error(got, want, dtype, np.broadcast_to(scale, got.shape))
+    worst = int(np.argmax(err)) if err.size else 0
+    assert err.size == 0 or err.max() <= op.tolerance, (
+        op.api, what, dtype, err.max(), got.ravel()[worst], np.ravel(want)[worst])
+
+
+def _rows(dtype: str, n: int) -> np.ndarray:
+    """Edge rows whose squares and sums stay finite in f32 (x * x of the huge row < FLT_MAX / n)."""
+    return edge_rows(dtype, n, huge=min(1e17, float(np.finfo(np.float32).max) ** 0.5 / n))
+
+
+def _cases(name):
+    return [tuple(c.split("+")) for c in dtype_cases(ops.OPERATORS[name])]
+
+
+@pytest.mark.parametrize("n", [1, 9, 300])
+@pytest.mark.parametrize("dtypes", _cases("rms_norm"), ids="+".join)
+def test_rms_norm_matches_torch(dtypes, n):
+    op = ops.OPERATORS["rms_norm"]
+    rng = np.random.default_rng(n)
+    gamma = rng.standard_normal(n).astype(NUMPY[dtypes[1]])
+    for layout, (x, dim) in layouts(_rows(dtypes[0], n)).items():
+        if dim != -1:
+            continue  # the norms reduce trailing dims
+        y, rstd = ops.rms_norm(x, gamma, 1e-6)
+        want = torch.nn.functional.rms_norm(_t(x), (n,), _t(gamma), 1e-6).numpy()
+        want_rstd = torch.rsqrt(_t(x).square().mean(-1, keepdim=True) + 1e-6).numpy()
+        with np.errstate(all="ignore"):
+            sy, sr = op.reference.scale(x.astype(np.float64), gamma.astype(np.float64), 1e-6)
+        _check(op, y, want, sy, layout)
+        _check(op, rstd, want_rstd, sr, layout)
+
+
+@pytest.mark.parametrize("n", [1, 9, 300])
+@pytest.mark.parametrize("dtypes", _cases("rms_norm_grad"), ids="+".join)
+def test_rms_norm_grad_matches_autograd(dtypes, n):
+    op = ops.OPERATORS["rms_norm_grad"]
+    rng = np.random.default_rng(n)
+    d = NUMPY[dtypes[0]]
+    x = _rows(dtypes[0], n)
+    gamma = rng.standard_normal(n).astype(NUMPY[dtypes[3]])
+    dy = (rng.standard_normal(x.shape) * 2).astype(d)
+    tx, tg = _t(x).requires_grad_(), _t(gamma).requires_grad_()
+    rstd = torch.rsqrt(tx.detach().square().mean(-1, keepdim=True) + 1e-6).numpy().astype(np.float32)
+    torch.nn.functional.rms_norm(tx, (n,), tg, 1e-6).backward(_t(dy))
+    dx, dgamma = ops.rms_norm_grad(dy, x, rstd, gamma)
+    assert dgamma.shape == (n,) and dgamma.dtype == np.float32
+    with np.errstate(all="ignore"):
+        sx, sg = op.reference.scale(*(a.astype(np.float64) for a in (dy, x, rstd, gamma)))
+    _check(op, dx, tx.grad.numpy(), sx, "dx")
+    _check(op, dgamma, tg.grad.numpy(), sg, "dgamma")
+
+
+@pytest.mark.parametrize("n", [1, 9, 300])
+@pytest.mark.parametrize("dtypes", _cases("layer_norm"), ids="+".join)
+def test_layer_norm_matches_torch(dtypes, n):
+    op = ops.OPERATORS["layer_norm"]
+    rng = np.random.default_rng(n)
+    w = rng.standard_normal(n).astype(NUMPY[dtypes[1]])
+    b = rng.standard_normal(n).astype(NUMPY[dtypes[2]])
+    for layout, (x, dim) in layouts(_rows(dtypes[0], n)).items():
+        if dim != -1:
+            continue
+        for weight, bias in ((w, b), (None, None)):
+            out, mean, rstd = ops.layer_norm(x, weight, bias, (n,), 1e-5)
+            want = list(torch.ops.aten.native_layer_norm(_t(x), [n], _t(weight), _t(bias), 1e-5))
+            want[1] = _t(x).mean(-1, keepdim=True)  # torch's moments make the mean of a row with inf NaN
+            with np.errstate(all="ignore"):
+                scales = op.reference.scale(x.astype(np.float64), None if weight is None else weight.astype(np.float64),
+                                            None if bias is None else bias.astype(np.float64), (n,), 1e-5)
+            for what, got, ref, sc in zip(("out", "mean", "rstd"), (out, mean, rstd), want, scales):
+                _check(op, got, ref.numpy().reshape(got.shape), sc, f"{layout} {what}")
+
+
+@pytest.mark.parametrize("n", [1, 9, 300])
+@pytest.mark.parametrize("dtypes", _cases("layer_norm_backward")[::2], ids="+".join)
+def test_layer_norm_backward_matches_torch(dtypes, n):
+    """aten.native_layer_norm_backward has CANN's signature: given the same (rounded) mean and rstd,
+    the two compute the same function."""
+    op = ops.OPERATORS["layer_norm_backward"]
+    rng = np.random.default_rng(n)
+    x = _rows(dtypes[0], n)
+    dy = (rng.standard_normal(x.shape) * 2).astype(NUMPY[dtypes[0]])
+    w = rng.standard_normal(n).astype(NUMPY[dtypes[4]])
+    _, mean64, rstd64 = torch.ops.aten.native_layer_norm(_t(x), [n], None, None, 1e-5)
+    mean, rstd = mean64.numpy().astype(NUMPY[dtypes[2]]), rstd64.numpy().astype(NUMPY[dtypes[3]])
+    for weight in (w, None):
+        got = ops.layer_norm_backward(dy, x, mean, rstd, weight, None, (n,), (True, True, True))
+        ones = np.ones(n) if weight is None else weight  # (a missing weight is ones)
+        want = torch.ops.aten.native_layer_norm_backward(_t(dy), _t(x), [n], _t(mean), _t(rstd), _t(ones), _t(0 * ones),
+                                                         [True, True, True])
+        with np.errstate(all="ignore"):
+            scales = op.reference.scale(*(a.astype(np.float64) for a in (dy, x, mean, rstd)),
+                                        None if weight is None else weight.astype(np.float64), None, (n,))
+        for what, g, ref, sc in zip(("dx", "dweight", "dbias"), got, want, scales):
+            if ref is not None:
+                _check(op, g, ref.numpy(), sc, what)
+
+
+def test_layer_norm_backward_mask_and_mean_shapes():
+    """outputMask through aclnn: a masked-off output is not written even when given; a wanted one
+    that is NULL is 161001; mean and rstd as [A] or [A, 1] (any shape of as many elements)."""
+    rng = np.random.default_rng(0)
+    x, dy = rng.standard_normal((2, 3, 8)).astype(np.float32), rng.standard_normal((2, 3, 8)).astype(np.float32)
+    _, mean, rstd = ops.layer_norm(x, None, None, (8,))
+    ref = ops.layer_norm_backward(dy, x, mean, rstd, None, None, (8,), (True, True, True))
+    dw = np.full(8, 7.0, np.float32)
+    outs = [np.empty_like(x), dw, np.empty(8, np.float32)]
+    for m in (mean.reshape(6), mean.reshape(2, 3)):
+        tensors = [acl.from_numpy(a) for a in (dy, x, m, rstd.reshape(m.shape))]
+        shape, mask = acl.create_int_array([8]), acl.create_bool_array([True, False, True])
+        args = (*tensors[:2], shape, *tensors[2:], None, None, mask, *(acl.from_numpy(o) for o in outs))
+        ws, executor, ret = aclnn.aclnnLayerNormBackwardGetWorkspaceSize(*args)
+        assert ret == 0, acl.get_recent_err_msg()
+        assert aclnn.aclnnLayerNormBackward(None, ws, executor, None) == 0
+        assert np.array_equal(outs[0], ref[0]) and np.array_equal(outs[2], ref[2])
+        assert (dw == 7.0).all()  # masked off: untouched
+    nulls = (*tensors[:2], shape, *tensors[2:], None, None, acl.create_bool_array([True, True, True]),
+             acl.from_numpy(outs[0]), None, acl.from_numpy(outs[2]))
+    ws, executor, ret = aclnn.aclnnLayerNormBackwardGetWorkspaceSize(*nulls)
+    assert ret == NULL and "outputMask[1] is true but gradWeightOut is nullptr" in acl.get_recent_err_msg()
+    bad = (*tensors[:2], shape, acl.from_numpy(mean[:1]), tensors[3], None, None, mask,
+           *(acl.from_numpy(o) for o in outs))
+    assert aclnn.aclnnLayerNormBackwardGetWorkspaceSize(*bad)[2] == INVALID
+
+
+@pytest.mark.parametrize("shape", [(3, 40001), (257, 33), (1000, 64)])
+def test_same_bits_for_every_schedule(shape):
+    """Threads split rows (and columns of dgamma), widths and tiles change the code: no sum's order
+    changes."""
+    rng = np.random.default_rng(0)
+    x, dy = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+    n = shape[-1]
+    g = rng.standard_normal(n).astype(np.float32)
+    _, rstd = ops.rms_norm(x, g, 1e-6)
+    _, mean, rstd2 = ops.layer_norm(x, g, g, (n,))
+    calls = [lambda: ops.rms_norm(x, g, 1e-6), lambda: ops.rms_norm_grad(dy, x, rstd, g),
+             lambda: ops.layer_norm(x, g, g, (n,)), lambda: ops.layer_norm_backward(dy, x, mean, rstd2, g, g, (n,))]
+    with overridden(ACLGEN_THREADS="1"):
+        base = [c() for c in calls]
+    for knobs in ({"ACLGEN_THREADS": "2"}, {"ACLGEN_VECTOR_WIDTH": "4"}, {"ACLGEN_TILE_SIZE": "96"}):
+        with overridden(**knobs):
+            for c, b in zip(calls, base):
+                assert all(u.tobytes() == v.tobytes() for u, v in zip(c(), b)), knobs
