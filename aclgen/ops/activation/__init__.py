@@ -6,6 +6,9 @@ with its reason (the operator reference in docs/ shows them next to the provided
 """
 
 OUT_OF_SCOPE: dict[str, str] = {
+    "aclnnBinaryCrossEntropyWithLogitsTargetBackward": "its doc page states no formula (it defers to the loss "
+                                                       "family's page), and reduction=mean divides by target's "
+                                                       "element count, which the call's shape fixes, not a formula",
     "aclnnGeluQuant": "quantized outputs: int8/fp8/hifloat8 results with their rounding modes, and per-row "
                       "dynamic scales (a reduction that is also an output of another dtype and shape)",
     "aclnnClippedSwiglu": "a data-dependent row count: only the rows up to the sum of the int64 group_index "
