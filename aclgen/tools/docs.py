@@ -325,8 +325,9 @@ def example_code(op: Operator, example: Example | None = None) -> str:
         args = list(example.args)
     else:
         d = _dtype(op)
-        args = [_sample(s, d, k) for k, s in enumerate(_input_shapes(op))]
-        args += [s.sample for s in op.scalars] + [a.sample for a in op.attrs]
+        shapes = _input_shapes(op)
+        args = [_sample(s, d, k) for k, s in enumerate(shapes)]
+        args += [s.sample for s in op.scalars] + [a.example_for(shapes[0]) for a in op.attrs]
     names = [snake(n) for n in op.python_args]
     tensors = len(op.inputs)
     lines, bf16 = [], False
