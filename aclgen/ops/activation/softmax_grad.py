@@ -45,7 +45,7 @@ reference.scale = _scale  # type: ignore[attr-defined]
 @aclgen.operator(
     "SoftmaxBackward",
     inputs=("gradOutput", "output"),
-    attrs=(Attr("dim", "int64"),),
+    attrs=(Attr("dim", "int64", default=-1),),  # (the Python call's default: the last dim)
     outputs=("out",),
     dtypes=DTYPES,
     broadcast=False,
