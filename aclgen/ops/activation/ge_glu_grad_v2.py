@@ -22,6 +22,7 @@ Checks, in op_api's order (aclnn_geglu_backward.cpp): gradOutput, self, gelu, gr
 of gradOutput's shape; gradInput of self's shape; dim in [-rank, rank-1] (for a 0-d self, [-1,
 0]); gradOutput of self's shape with dim halved (a 0-d self or an odd size cannot be); approximate
 0 or 1 (161002 each). No dims limit (op_api checks none). An empty gradOutput returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on Ascend310P
 (whose doc note allows only approximate 1, which op_api does not check); not on Ascend910.
@@ -66,7 +67,7 @@ NEG_TINY = -(2.0**-149)
 
 def check(call):
     """op_api's order (see the module docstring)."""
-    call.present()
+    call.present("gradOutput", "self", "gelu", "gradInput")  # the tensors; dim and approximate where used
     call.dtype_in("gradOutput")
     call.same_dtype("self", "gelu", "gradInput", ref="gradOutput")
     call.same_shape("gelu", ref="gradOutput")
@@ -74,6 +75,7 @@ def check(call):
     half = split_dim(call, "self")
     call.halves(half, "gradOutput")
     approximate_value(call)
+    call.present(*(a.name for a in call.op.attrs))  # activateLeft (GeGluV3Backward)
     call.shape = half
 
 

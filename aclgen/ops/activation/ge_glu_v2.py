@@ -19,6 +19,7 @@ outGelu's dtypes in the SoC's list; out's and outGelu's equal to self's (not che
 self); at most 8 dims each; dim in [-rank, rank-1] (for a 0-d self, [-1, 0]); a 0-d self cannot
 be split (CANN's size checks fail for it); self's size at dim even; out and outGelu of self's
 shape with dim halved; approximate 0 or 1 (161002 each). An empty self returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on Ascend310P
 (the doc's note); not on Ascend910 (不支持). Python defaults: dim -1, approximate 1 (tanh) and
@@ -73,7 +74,7 @@ def approximate_value(call) -> None:
 
 def check(call):
     """op_api's order (see the module docstring)."""
-    call.present()
+    call.present("self", "out", "outGelu")  # the tensors; dim and approximate where they are used
     call.dtype_in("self", "out", "outGelu")
     if call.tensor("self").numel and call.tensor("self").view_dims:
         call.same_dtype("out", "outGelu", ref="self")
@@ -81,6 +82,7 @@ def check(call):
     half = split_dim(call, "self")
     call.halves(half, "out", "outGelu")
     approximate_value(call)
+    call.present(*(a.name for a in call.op.attrs))  # activateLeft (GeGluV3)
     call.shape = half
 
 

@@ -7,6 +7,7 @@ the SoC's list, and out's castable from self's (every listed float is: float16 s
 float32 out is allowed, computed in f32 and rounded once into out's dtype) (161002); self and out
 at most 8 dims; self not 0-d; dim in [-rank, rank-1]; self's size at dim even; out of self's
 shape with dim halved (161002 each). An empty self returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on the Atlas
 training and inference series (Ascend910, Ascend310P). CANN also takes DOUBLE, which aclgen's
@@ -77,7 +78,7 @@ def times_sigmoid2(p, q, x):
 
 def check(call):
     """op_api's order (see the module docstring)."""
-    call.present()
+    call.present("self", "out")  # the tensors; dim where it is used (in C it cannot be missing)
     call.dtype_in("self", "out")
     call.max_rank("self", "out")
     call.min_rank("self")

@@ -19,6 +19,7 @@ Checks, in op_api's order (aclnn_glu_backward.cpp): gradOut, self, out nullptr (
 dtype in the SoC's list, gradOut's and out's equal to it; self, out, gradOut at most 8 dims; self
 not 0-d; dim in [-rank, rank-1]; self's size at dim even; gradOut of self's shape with dim
 halved; out of self's shape (161002 each). An empty self returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on Ascend910 and
 Ascend310P (CANN's DOUBLE has no aclgen kernel: 161002).
@@ -41,7 +42,7 @@ F64_SIGMOID_ONE = f32(709.78271484375)  # float64's sigmoid(-u) is 0 above this 
 
 def check(call):
     """op_api's order (see the module docstring)."""
-    call.present()
+    call.present("gradOut", "self", "out")  # the tensors; dim where it is used
     call.dtype_in("self")
     call.same_dtype("gradOut", "out", ref="self")
     call.max_rank("self", "out", "gradOut")

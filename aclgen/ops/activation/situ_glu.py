@@ -19,6 +19,7 @@ tiling's, which the doc's 返回值 table lists with 161002): x, out nullptr (16
 dtypes in the list; x and out of 1 to 8 dims; dim in [-rank, rank-1] and x's size there even;
 out of x's shape with dim halved (CANN compares out's rank and its size at dim only; aclgen needs
 every dim, 161002); out's dtype equal to x's (161002 each). An empty x returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; not on the Atlas training and
 inference series.
@@ -44,13 +45,14 @@ ATTRS = (Attr("dim", "int64", default=-1), Attr("beta", "double", default=1.0),
 
 def check(call):
     """The doc's 返回值 order (see the module docstring)."""
-    call.present()
+    call.present("x", "out")  # the tensors; dim where it is used, the others last
     call.dtype_in("x", "out")
     call.max_rank("x", "out")
     call.min_rank("x", "out")
     half = call.split_shape()
     call.halves(half, "out")
     call.same_dtype("out", ref="x")
+    call.present("beta", "linearBeta", "activateLeft")
     call.shape = half
 
 

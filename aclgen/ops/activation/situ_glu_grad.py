@@ -22,6 +22,7 @@ tiling's): gradY, x, out nullptr (161001); gradY's, x's and out's dtypes in the 
 to 8 dims; dim in [-rank, rank-1] and x's size there even; gradY of x's shape with dim halved
 (CANN compares gradY's rank and its size at dim; aclgen needs every dim); gradY's dtype equal to
 x's; out of x's shape and dtype (161002 each). An empty x returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; not on the Atlas training and
 inference series. Within 6 ulp of the float64 formula (the reference below, at its scale);
@@ -80,7 +81,7 @@ def times_sech2(p, y):
 
 def check(call):
     """The doc's 返回值 order (see the module docstring)."""
-    call.present()
+    call.present("gradY", "x", "out")  # the tensors; dim where it is used, the others last
     call.dtype_in("gradY", "x", "out")
     call.max_rank("gradY", "x", "out")
     call.min_rank("gradY", "x", "out")
@@ -88,6 +89,7 @@ def check(call):
     call.halves(half, "gradY")
     call.same_dtype("gradY", "out", ref="x")
     call.same_shape("out", ref="x")
+    call.present("beta", "linearBeta", "activateLeft")
     call.shape = half
 
 

@@ -10,6 +10,7 @@ NCDHW, NCL} (all read as ND); x not 0-d ("维度必须大于0"); dim in [-rank, 
 there even; out of x's shape with dim halved (161002 each). The doc's 返回值 table gives 161002 for
 a dim out of range, so it is 161002 here, where SwiGluGrad's SPEC contract has the tiling code
 561002 for the same condition. Any rank >= 1 (the doc gives none); an empty x returns at once.
+An attribute of another kind (possible from Python only) is 161002 where the check reads it.
 
 dtypes: BFLOAT16, FLOAT16, FLOAT on Atlas A2/A3 and Ascend950; FLOAT16, FLOAT on Ascend310P
 (whose note also asks for 64-byte aligned shapes, a kernel limit aclgen does not have); not on
@@ -32,7 +33,7 @@ A2 = ("bfloat16", "float16", "float32")
 
 def check(call):
     """The generated door's order (see the module docstring)."""
-    call.present()
+    call.present("x", "out")  # the tensors; dim where it is used
     call.dtype_in("x", "out")
     call.same_dtype("out", ref="x")
     call.format_in(FORMATS)
