@@ -9,8 +9,9 @@ Checks, in op_api's order (aclnn_prelu.cpp): self, weight, out nullptr (161001);
 and out's dtypes each in the SoC's list; self's and weight's promote (every pair of listed
 floats does: FLOAT16 with BFLOAT16 gives FLOAT) and out's dtype is castable from that (any listed
 float is; the result is computed in f32 and rounded once into out's dtype); self, weight, out at
-most 8 dims; out of self's shape; weight of one element or of `channels` (161002 each). Then an
-empty self or weight returns at once.
+most 8 dims; out of self's shape and format (the doc's table names the format; op_api compares
+the shapes only); weight of one element or of `channels` (161002 each). Then an empty self or
+weight returns at once.
 
 aclgen takes the weight as a vector along dim 1 (`Tensor("weight", along=1)`): a weight of 0 or
 1 dims. CANN also takes a weight of more dims holding the same count (it reshapes it); aclgen
@@ -46,6 +47,7 @@ def check(call):
     call.dtype_in("self", "weight", "out")
     call.max_rank("self", "weight", "out")
     x = call.same_shape("out", ref="self")
+    call.same_format("out", ref="self")
     w = call.tensor("weight").view_dims
     channels = x[1] if len(x) > 1 else 1
     if math.prod(w) not in (1, channels):

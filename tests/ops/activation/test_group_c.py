@@ -197,8 +197,8 @@ def test_situ_glu_linear_beta_is_decided_on_its_float():
 # -- checks and codes through aclnn ----------------------------------------------------------------
 
 
-def tensor(shape=(2, 4), dtype: object = F32, fill=0.0):
-    return acl.from_numpy(np.full(shape, fill, np.dtype(dtype)))  # type: ignore[call-overload]
+def tensor(shape=(2, 4), dtype: object = F32, fill=0.0, fmt=acl.ACL_FORMAT_ND):
+    return acl.from_numpy(np.full(shape, fill, np.dtype(dtype)), fmt)  # type: ignore[call-overload]
 
 
 def status(api, *args):
@@ -247,6 +247,8 @@ H = (2, 2)  # (2, 4) split along its last dim
     ("aclnnPrelu", (tensor((2, 3)), None, tensor((2, 3))), NULL, "weight is nullptr"),
     ("aclnnPrelu", (tensor((2, 3)), tensor((2,)), tensor((2, 3))), INVALID, "one per channel (3"),
     ("aclnnPrelu", (tensor((2, 3)), tensor((3,)), tensor((3, 2))), INVALID, "out shape [3, 2]"),
+    ("aclnnPrelu", (tensor((2, 3)), tensor((3,)), tensor((2, 3), fmt=acl.ACL_FORMAT_NCHW)), INVALID,
+     "out format ACL_FORMAT_NCHW must equal self format ACL_FORMAT_ND"),
     ("aclnnPrelu", (tensor((2, 3)), tensor((1, 3)), tensor((2, 3))), INVALID, "a weight of 0 or 1 dims"),
     ("aclnnPrelu", (tensor((5,)), tensor((5,)), tensor((5,))), INVALID, "one per channel (1"),
     ("aclnnPrelu", (tensor((2, 3), np.float16), tensor((3,), BF16), tensor((2, 3), BF16)), 0, ""),  # castable
