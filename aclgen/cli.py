@@ -372,10 +372,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
     out = args.out or docs.default_directory()
     if out is None:
         raise UserError("aclgen runs from an installed package, not a checkout: name the directory with --out DIR")
-    try:
-        generated = docs.pages()
-    except docs.ExampleError as exc:
-        raise UserError(str(exc)) from None
+    generated = docs.pages()
+    failed = docs.failed_examples(generated)
     if args.check:
         problems = docs.stale(out, generated)
         for line in problems:
@@ -389,6 +387,10 @@ def cmd_docs(args: argparse.Namespace) -> int:
         raise UserError(f"cannot write the operator reference under {out}: {exc.strerror or exc}") from None
     print(f"aclgen docs: {count(len(written), 'page')} in {out}"
           + (f" (removed {', '.join(removed)})" if removed else ""))
+    if failed:  # the pages are written (they say why); the operator needs a worked example
+        print(f"aclgen docs: the example of {', '.join(n.removesuffix('.md') for n in failed)} failed: give "
+              "the declaration a worked example (examples=) that runs", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
 
 

@@ -36,6 +36,11 @@ def test_the_committed_reference_is_current(generated):
         f"Run `{REGENERATE}` in the checkout (or `python -m aclgen.cli docs`) and commit docs/operators/.")
 
 
+def test_every_example_ran(generated):
+    failed = docs.failed_examples(generated)
+    assert not failed, f"the generated example of {failed} failed (the page says why): declare examples="
+
+
 def test_one_page_per_builtin_and_an_index(generated):
     names = {f"{op.api}.md" for op in aclgen.ops.OPERATORS.values()}
     assert set(generated) == names | {"README.md"}

@@ -121,6 +121,8 @@ def _input_note(op: Operator, name: str) -> str:
                      f"that dim must be even")
     elif op.split:
         notes.append(f"one half of `{op.split.input}`'s shape")
+    elif op.check is not None:
+        pass  # the operator's own checks say which shapes go together (Checks below)
     elif op.broadcast:
         notes.append("broadcasts with the other inputs (numpy's rule)")
     elif len(op.inputs) > 1:
@@ -146,10 +148,12 @@ def _output_note(op: Operator, name: str) -> str:
         notes.append("made by reductions: the call's shape with the reduced dims 1")
     elif op.split:
         notes.append(f"one half of `{op.split.input}`'s shape")
+    elif op.check is not None:
+        notes.append("the call's shape (Checks below)")
     else:
         notes.append("the broadcast shape of the inputs" if op.broadcast else f"the shape of `{op.inputs[0]}`")
-    notes.append(f"dtype {spec.dtype}" if spec.dtype else "the inputs' dtype" if op.promote is None
-                 else "the promoted dtype (see Dtypes)")
+    notes.append(f"dtype {spec.dtype}" if spec.dtype else "its column of the dtype combinations" if op.combinations
+                 else "the inputs' dtype" if op.promote is None else "the promoted dtype (see Dtypes)")
     if spec.optional:
         notes.append("optional: NULL (None) writes nothing")
     return "; ".join(notes)
@@ -355,8 +359,16 @@ def example_code(op: Operator, example: Example | None = None) -> str:
     return "\n".join(head + lines + body) + "\n"
 
 
+FAILED = "**This example failed when the page was written:**"
+
+
+def failed_examples(generated: Mapping[str, str]) -> list[str]:
+    """The pages whose example failed to run (each says why)."""
+    return [name for name, text in generated.items() if FAILED in text]
+
+
 class ExampleError(RuntimeError):
-    """A page's example did not run: the message names the operator and what to declare."""
+    """A page's example did not run (the message: the error it raised)."""
 
 
 def run_example(op: Operator, code: str) -> str:
@@ -368,9 +380,7 @@ def run_example(op: Operator, code: str) -> str:
         with overridden(ACLGEN_SOC_VERSION=DEFAULT_SOC), contextlib.redirect_stdout(out):
             exec(compile(code, f"<{op.api} example>", "exec"), {"__name__": "docs"})
     except Exception as exc:
-        raise ExampleError(f"{op.api}: its reference page's example failed ({type(exc).__name__}: "
-                           f"{str(exc).splitlines()[0] if str(exc) else ''}); give the declaration a worked "
-                           f"example (examples=) that it runs") from exc
+        raise ExampleError(own_words(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")) from exc
     return out.getvalue()
 
 
@@ -434,6 +444,13 @@ def page(op: Operator, ops: Mapping[str, Operator]) -> str:
 
     lines += ["## Dtypes", ""]
     lines += _table(("SoC profile", "dtypes"), _dtype_rows(op))
+    combos: dict[tuple, list[str]] = {}
+    for soc in SOCS:
+        if op.combinations.get(soc):
+            combos.setdefault(tuple(op.combinations[soc]), []).append(soc)
+    for rows, socs in combos.items():
+        lines += [f"The dtype combinations CANN's page lists for {', '.join(socs)} (one row per accepted call):", ""]
+        lines += _table((*op.inputs, *op.outputs), rows)
     if op.promote is not None:
         lines += [f"Inputs may differ in dtype: {_doc(op.promote) or 'the outputs take the promoted dtype'}", ""]
     lines += [f"The profile is `ACLGEN_SOC_VERSION` (default {DEFAULT_SOC}). float16 and bfloat16 are computed in "
@@ -489,7 +506,10 @@ def page(op: Operator, ops: Mapping[str, Operator]) -> str:
     else:
         lines += ["Generated inputs; the output is what the call printed when this page was written:", ""]
     lines += _code("python", code)
-    lines += ["prints", ""] + [OUTPUT_FENCE, run_example(op, code).rstrip("\n"), "```", ""]
+    try:
+        lines += ["prints", ""] + [OUTPUT_FENCE, run_example(op, code).rstrip("\n"), "```", ""]
+    except ExampleError as exc:  # the page is still written; `failed_examples` names it
+        lines += [f"{FAILED} {exc}", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
