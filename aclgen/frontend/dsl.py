@@ -93,6 +93,9 @@ FUNCTIONS: dict[str, Function] = {
         Function("sqrt", 1, "The square root; x < 0 -> NaN, -0 -> -0. Correctly rounded."),
         Function("rsqrt", 1, "1 / sqrt(x); rsqrt(+-0) = +-inf, rsqrt(x < 0) = NaN (-inf included), "
                              "rsqrt(+inf) = +0. <= 1 ulp (1 / sqrt(x) rounds twice: 1.5 ulp)."),
+        Function("pow", 2, "x ** y, C99 Annex F's special cases as torch.pow: pow(x, +-0) = 1 and pow(1, y) = 1 "
+                           "(even for NaN), negative x with an odd integer y is negative, with a non-integer "
+                           "y NaN, +-0 and +-inf x and +-inf y as powf. <= 1 ulp (on dense grids of (x, y)).", heavy=True),
         Function("minimum", 2, "The smaller of a and b; NaN if either is NaN; a where they compare equal "
                                "(+-0), as torch.minimum. Exact."),
         Function("maximum", 2, "The larger of a and b; NaN if either is NaN; a where they compare equal "

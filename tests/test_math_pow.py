@@ -1,0 +1,117 @@
+"""pow(x, y) and Python's `**`: C99 Annex F's special cases bit for bit (as torch.pow), and the
+bound on a sampled grid of (x, y) in both FMA modes (benchmarks/math_sweep.py pow runs the
+dense grids)."""
+
+import numpy as np
+import pytest
+
+import aclgen
+from tests.test_math import ulp_error
+
+INF, NAN = float("inf"), float("nan")
+F32_MAX = float(np.finfo(np.float32).max)
+XS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, INF, -INF, NAN, 2.0**-149, -(2.0**-149), F32_MAX,
+      -F32_MAX, 1 + 2.0**-23, 1 - 2.0**-24, 0.7, -0.7]
+YS = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5, 2.5, -2.5, INF, -INF, NAN, 2.0**24, -(2.0**24),
+      2.0**25 + 2, 2.0**24 - 1, -(2.0**24 - 1), 1e30, -1e30, 2.0**-149, 127.0, -127.0, 1 / 3]
+
+
+def annex_f(x: float, y: float) -> float:
+    """pow's value by C99 Annex F (F.9.4.4), for the cases it names; None for the others."""
+    import math
+
+    odd = math.isfinite(y) and y == int(y) and int(y) % 2 == 1
+    integer = math.isinf(y) or (not math.isnan(y) and y == int(y))
+    if y == 0 or x == 1:
+        return 1.0
+    if math.isnan(x) or math.isnan(y):
+        return NAN
+    if x == -1 and math.isinf(y):
+        return 1.0
+    if math.isinf(y):
+        return (0.0 if y > 0 else INF) if abs(x) < 1 else (INF if y > 0 else 0.0)
+    if x == 0:
+        r = INF if y < 0 else 0.0
+        return math.copysign(r, x) if odd else r
+    if math.isinf(x):
+        r = 0.0 if y < 0 else INF
+        return -r if x < 0 and odd else r
+    if x < 0 and not integer:
+        return NAN
+    return None  # type: ignore[return-value]
+
+
+def grid(xs, ys):
+    x, y = np.meshgrid(np.array(xs, np.float32), np.array(ys, np.float32))
+    return x.ravel(), y.ravel()
+
+
+def same(got: np.ndarray, want: np.ndarray) -> bool:
+    nan = np.isnan(want)
+    return bool(np.array_equal(np.isnan(got), nan) and np.array_equal(got[~nan].view(np.uint32),
+                                                                      want[~nan].view(np.uint32)))
+
+
+@pytest.mark.parametrize("fma", ["on", "off"])
+def test_annex_f_special_cases(fma):
+    x, y = grid(XS, YS)
+    got = aclgen.compile(lambda x, y: aclgen.pow(x, y), fma=fma, name=f"pow_{fma}")(x, y)
+    special = [(i, annex_f(float(a), float(b))) for i, (a, b) in enumerate(zip(x, y))]
+    idx = np.array([i for i, v in special if v is not None])
+    want = np.array([v for _, v in special if v is not None], np.float32)
+    assert same(got[idx], want), [(x[i], y[i], got[i], w) for i, w in zip(idx, want) if not same(got[i:i + 1], np.float32([w]))][:5]
+    rest = np.array([i for i, v in special if v is None])
+    with np.errstate(all="ignore"):
+        ref = np.power(x[rest].astype(np.float64), y[rest].astype(np.float64))
+    assert np.array_equal(np.isnan(got[rest]), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    assert ulp_error(got[rest][ok], ref[ok]).max() <= 1
+
+
+def test_special_cases_as_torch_pow():
+    torch = pytest.importorskip("torch")
+    x, y = grid(XS, YS)
+    got = aclgen.compile(lambda x, y: aclgen.pow(x, y))(x, y)
+    want = torch.pow(torch.from_numpy(x), torch.from_numpy(y)).numpy()
+    special = ~np.isfinite(want) | (want == 0) | (want == 1)
+    assert same(got[special], want[special])
+
+
+@pytest.mark.parametrize("fma", ["on", "off"])
+def test_within_1_ulp_on_a_grid(fma):
+    """Every 65521st f32 pattern times 40 exponents, and pairs whose results lie near overflow and
+    underflow (|y log2 x| in [60, 149], where log2 x's error is multiplied most)."""
+    rng = np.random.default_rng(5)
+    xs = np.arange(0, 2**32, 65521, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    xs = xs[np.isfinite(xs) & (xs != 0)]
+    ys = np.concatenate([np.arange(-6, 7), [0.5, -0.5, 1.5, 2.5, -2.5, 1 / 3, 7.3, 100.1, -31.0, 1234.5, 1e-3],
+                         rng.choice([-1, 1], 16) * np.exp(rng.uniform(-9, 9, 16))]).astype(np.float32)
+    x, y = (a.ravel() for a in np.meshgrid(xs, ys))
+    n = 200_000
+    x3 = np.concatenate([rng.uniform(0.5, 2, n), np.round(rng.uniform(0.5, 2, n) * 512) / 512]).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        y3 = (rng.uniform(60, 149, 2 * n) * rng.choice([-1, 1], 2 * n) / np.log2(x3.astype(np.float64))).astype(np.float32)
+    keep = np.isfinite(y3)
+    x, y = np.concatenate([x, x3[keep]]), np.concatenate([y, y3[keep]])
+    got = aclgen.compile(lambda x, y: aclgen.pow(x, y), fma=fma, name=f"pow_{fma}")(x, y)
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), y.astype(np.float64))
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    err = ulp_error(got[ok], ref[ok])
+    k = int(err.argmax())
+    assert err[k] <= 1, f"{err[k]:.3f} ulp at pow({float(x[ok][k]).hex()}, {float(y[ok][k]).hex()})"
+
+
+def test_python_power_operator():
+    """`**` as torch.pow for constant exponents: 2, 3, -1, 0.5, 1 and 0 are arithmetic (or sqrt),
+    any other exponent is pow."""
+    x = np.array([-2.0, -0.0, 0.0, 0.25, 1.5, 3.0, INF, NAN], np.float32)
+    f = aclgen.compile(lambda x: (x ** 2.5, x ** -2, 2.0 ** x, x ** x))
+    got = f(x)
+    with np.errstate(all="ignore"):
+        for g, want in zip(got, (np.power(x, np.float32(2.5)), np.power(x, np.float32(-2)),
+                                 np.power(np.float32(2), x), np.power(x, x))):
+            w = want.astype(np.float64)
+            assert np.array_equal(np.isnan(g), np.isnan(w))
+            assert ulp_error(g[~np.isnan(w)], w[~np.isnan(w)]).max() <= 1
