@@ -198,7 +198,8 @@ class StoreOp(_Access):
 
     `align` (bytes) promises more than element alignment (the vectorizer peels columns until
     it holds); `nontemporal` asks for a streaming store that bypasses the caches;
-    `deinterleaved` takes the lanes in the order `tile.load` describes.
+    `deinterleaved` takes the lanes in the order `tile.load` describes. With `mask` (a prefix of
+    lanes, `tile.prefix`) only those lanes are written (a row's tail).
 
         tile.store %v, %row[%c] stride %s "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
     """
@@ -208,25 +209,29 @@ class StoreOp(_Access):
     row = operand_def(PTR)
     col = operand_def(i64)
     stride = operand_def(i64)
+    mask = opt_operand_def()
     layout = prop_def(StringAttr)
     elem = prop_def(Attribute)
     align = opt_prop_def(IntegerAttr)
     nontemporal = opt_prop_def(UnitAttr)
     deinterleaved = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$value `,` $row `[` $col `]` `stride` $stride $layout attr-dict `:` type($value) `->` $elem"
+    assembly_format = ("$value `,` $row `[` $col `]` `stride` $stride (`mask` $mask^ `:` type($mask))? $layout "
+                       "attr-dict `:` type($value) `->` $elem")
 
     def __init__(self, value, row, col, stride, layout: str, elem: Attribute, align: int | None = None,
-                 nontemporal: bool = False, deinterleaved: bool = False):
+                 nontemporal: bool = False, deinterleaved: bool = False, mask: SSAValue | None = None):
         props: dict[str, Attribute] = {"layout": StringAttr(layout), "elem": elem, **self._flags(deinterleaved)}
         if align is not None:
             props["align"] = IntegerAttr(align, i64)
         if nontemporal:
             props["nontemporal"] = UnitAttr()
-        super().__init__(operands=[value, row, col, stride], properties=props)
+        super().__init__(operands=[value, row, col, stride, [mask] if mask is not None else []], properties=props)
 
     def verify_(self) -> None:
         self._check(self.value.type)
+        if self.mask is not None and (lanes(self.mask.type) != lanes(self.value.type) or self.deinterleaved):
+            raise VerifyException("tile.store's mask has a lane per value lane (and no deinterleaving)")
         if self.layout.data == "broadcast":
             raise VerifyException("tile.store cannot write a broadcast (stride-0) view")
         if self.align is not None and (self.align.value.data & (self.align.value.data - 1)):

@@ -457,13 +457,33 @@ class LowerStore(Lowering):
             value = self.deinterleaved(b, op.value, t)
         else:
             value = to_memory(b, op.value, t)
-        if n is None or op.layout.data == "contiguous":
+        if op.mask is not None:
+            self.masked(b, op, value, align)
+        elif n is None or op.layout.data == "contiguous":
             b(llvm.StoreOp(value, _ptr(b, op), alignment=align, nontemporal=op.nontemporal is not None))
         else:
             for i, p in enumerate(_lane_ptrs(b, op, n)):
                 x = b(llvmx.ExtractElementOp(value, b.llvm(i, i64), memory_type(op.elem)))
                 b(llvm.StoreOp(x, p, alignment=_itemsize(op.elem)))
         rewriter.erase(op)
+
+    @staticmethod
+    def masked(b: Builder, op: tile.StoreOp, value: SSAValue, align: int) -> None:
+        """Only the mask's lanes written (a row's tail): LLVM's masked store, or its masked
+        scatter of the lanes' addresses for a strided view."""
+        vt = value.type
+        n = lanes(vt)
+        assert n is not None and op.mask is not None
+        suffix = f"v{n}{_suffix(memory_type(op.elem)).removeprefix('v')}"
+        if op.layout.data == "contiguous":
+            b(llvm.CallIntrinsicOp(f"llvm.masked.store.{suffix}.p0", [value, _ptr(b, op), b.llvm(align, i32), op.mask],
+                                   []))
+            return
+        ptrs = b(llvm.UndefOp(VectorType(llvm.LLVMPointerType(), [n])))
+        for i, p in enumerate(_lane_ptrs(b, op, n)):
+            ptrs = b(llvm.InsertElementOp(ptrs, p, b.llvm(i, i32)))
+        b(llvm.CallIntrinsicOp(f"llvm.masked.scatter.{suffix}.v{n}p0",
+                               [value, ptrs, b.llvm(_itemsize(op.elem), i32), op.mask], []))
 
     @staticmethod
     def deinterleaved(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:

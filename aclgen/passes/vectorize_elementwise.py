@@ -14,6 +14,10 @@ at most four registers for bodies with heavy functions (exp, sigmoid, tanh, ...:
 records of aclgen/frontend/dsl.py) and deinterleaved bf16. The runtime passes a width
 `aclgen tune` measured instead, where it measured one (aclgen/schedules.py).
 
+A loop marked `tile.masked_tail` (a row kernel's column loop: rows may be short, and a scalar
+exp per leftover column cost a 256-float softmax row 3x) has no peeling and no scalar loop: its
+last `< width` columns run as one more vector step whose loads and stores are masked.
+
 With `align = true` (default) the vector loop starts at the first column where the first
 contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
 two-trip `tile.remainders` loop, does both the columns before it and the tail (a view that is
@@ -94,7 +98,8 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
     c0, c1 = loop.lb, loop.ub
     first = c0
     w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
-    target = _aligned_store(body) if align else None
+    masked_tail = "tile.masked_tail" in loop.attributes
+    target = _aligned_store(body) if align and not masked_tail else None
     vector_bytes = 0
     cp = None
     if target is not None:
@@ -114,12 +119,10 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
     contiguous_stores = [o for o in body.ops if isinstance(o, tile.StoreOp) and o.layout.data == "contiguous"]
     nontemporal = nontemporal and len(contiguous_stores) == 1
     deinterleave = deinterleave and width % 2 == 0 and deinterleaves(body)
-    vbody = Block(arg_types=[i64])
-    viv = vbody.args[0]
-    mapping: dict[SSAValue, SSAValue] = {iv: viv}
     splats: dict[SSAValue, SSAValue] = {}
+    hoisted: dict[SSAValue, SSAValue] = {}  # broadcast loads, once before the loop
 
-    def vector_of(v: SSAValue) -> SSAValue:
+    def vector_of(v: SSAValue, mapping: dict[SSAValue, SSAValue]) -> SSAValue:
         """The vector form of a value used inside the vector loop."""
         if v in mapping:
             return mapping[v]
@@ -127,43 +130,67 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
             splats[v] = pre(tile.SplatOp(v, _vec(v.type, width)))
         return splats[v]
 
-    for op in body.ops:
-        match op:
-            case scf.YieldOp():
-                vbody.add_op(scf.YieldOp())
-            case tile.LoadOp() if op.layout.data == "broadcast":
-                scalar = pre(tile.LoadOp(op.row, c0, op.stride, "broadcast", op.elem))
-                mapping[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
-            case tile.LoadOp():
-                new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width),
-                                  deinterleaved=deinterleave and op.layout.data == "contiguous")
-                vbody.add_op(new)
-                mapping[op.result] = new.result
-            case tile.StoreOp():
-                aligned = op is target
-                vbody.add_op(
-                    tile.StoreOp(
-                        vector_of(op.value), op.row, viv, op.stride, op.layout.data, op.elem,
-                        align=vector_bytes if aligned else None,
-                        nontemporal=nontemporal and op.layout.data == "contiguous",
-                        deinterleaved=deinterleave and op.layout.data == "contiguous",
+    def widened(masked: bool) -> Block:
+        """The body `width` columns at a time; `masked`: only the first `c1 - column` of them
+        (the tail), every load and store masked."""
+        vbody = Block(arg_types=[i64])
+        viv = vbody.args[0]
+        mapping: dict[SSAValue, SSAValue] = {iv: viv}
+        mask = None
+        if masked:
+            count = arith.SubiOp(c1, viv)
+            mask = tile.PrefixOp(count, width)
+            vbody.add_ops([count, mask])
+        for op in body.ops:
+            match op:
+                case scf.YieldOp():
+                    vbody.add_op(scf.YieldOp())
+                case tile.LoadOp() if op.layout.data == "broadcast":
+                    if op.result not in hoisted:
+                        scalar = pre(tile.LoadOp(op.row, c0, op.stride, "broadcast", op.elem))
+                        hoisted[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
+                    mapping[op.result] = hoisted[op.result]
+                case tile.LoadOp():
+                    new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width),
+                                      deinterleaved=deinterleave and not masked and op.layout.data == "contiguous",
+                                      mask=mask.result if mask else None, fill=0.0 if mask else None)
+                    vbody.add_op(new)
+                    mapping[op.result] = new.result
+                case tile.StoreOp():
+                    aligned = op is target
+                    vbody.add_op(
+                        tile.StoreOp(
+                            vector_of(op.value, mapping), op.row, viv, op.stride, op.layout.data, op.elem,
+                            align=vector_bytes if aligned else None,
+                            nontemporal=nontemporal and not masked and op.layout.data == "contiguous",
+                            deinterleaved=deinterleave and not masked and op.layout.data == "contiguous",
+                            mask=mask.result if mask else None,
+                        )
                     )
-                )
-            case _ if op.dialect_name() == "ew":
-                new = type(op).create(
-                    operands=[vector_of(v) for v in op.operands],
-                    result_types=[_vec(r.type, width) for r in op.results],
-                    properties=dict(op.properties),
-                    attributes=dict(op.attributes),
-                )
-                vbody.add_op(new)
-                for old, res in zip(op.results, new.results):
-                    mapping[old] = res
-            case _:
-                raise ValueError(f"in pass vectorize-elementwise: cannot vectorize {op.name} in a column loop")
+                case _ if op.dialect_name() == "ew":
+                    new = type(op).create(
+                        operands=[vector_of(v, mapping) for v in op.operands],
+                        result_types=[_vec(r.type, width) for r in op.results],
+                        properties=dict(op.properties),
+                        attributes=dict(op.attributes),
+                    )
+                    vbody.add_op(new)
+                    for old, res in zip(op.results, new.results):
+                        mapping[old] = res
+                case _:
+                    raise ValueError(f"in pass vectorize-elementwise: cannot vectorize {op.name} in a column loop")
+        return vbody
 
+    vbody = widened(False)
     vloop = scf.ForOp(c0, cv, w, [], Region(vbody))
     vloop.attributes["tile.vector"] = UnitAttr()
+    if masked_tail:  # the < width last columns in one masked step (a row's tail: no scalar loop)
+        tail = scf.ForOp(cv, c1, w, [], Region(widened(True)))
+        tail.attributes["tile.vector"] = UnitAttr()
+        parent.insert_ops_before([*before, vloop, tail], loop)
+        loop.detach()
+        loop.erase()
+        return
     parent.insert_ops_before([*before, vloop], loop)
     if cp is None:
         loop.operands[0] = cv  # the scalar loop becomes the tail

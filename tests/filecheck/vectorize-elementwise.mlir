@@ -137,3 +137,31 @@ builtin.module {
     func.return
   }
 }
+// -----
+
+// A row kernel's column loop (tile.masked_tail) is not peeled and has no scalar loop: the last
+// < 8 columns are one more vector step whose load and store take the mask of the columns left
+// (strided views too: a masked gather, and a masked scatter).
+
+// CHECK-LABEL: func.func @scale_rows
+// CHECK:       scf.for %[[C:.*]] = %{{.*}} to %[[VEND:.*]] step %[[EIGHT:.*]] : i64 {
+// CHECK:       } {tile.vector}
+// CHECK-NEXT:  scf.for %[[T:.*]] = %[[VEND]] to %[[N:.*]] step %[[EIGHT]] : i64 {
+// CHECK-NEXT:    %[[LEFT:.*]] = arith.subi %[[N]], %[[T]] : i64
+// CHECK-NEXT:    %[[M:.*]] = tile.prefix %[[LEFT]] : i64 -> vector<8xi1>
+// CHECK-NEXT:    %{{.*}} = tile.load %{{.*}}[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "strided" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK:         tile.store %{{.*}}, %{{.*}}[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:  } {tile.vector}
+// CHECK-NOT:   tile.inner
+builtin.module {
+  func.func @scale_rows(%in0: !llvm.ptr, %out0: !llvm.ptr, %n: i64, %s: i64, %k: f32) {
+    %0 = arith.constant 0 : i64
+    %1 = arith.constant 1 : i64
+    scf.for %2 = %0 to %n step %1 : i64 {
+      %3 = tile.load %in0[%2] stride %s "strided" : f32 -> f32
+      %4 = ew.mul %3, %k : f32, f32 -> f32
+      tile.store %4, %out0[%2] stride %1 "contiguous" : f32 -> f32
+    } {tile.inner, tile.masked_tail}
+    func.return
+  }
+}
