@@ -230,12 +230,13 @@ def sigmoid(b: Builder, x: SSAValue) -> SSAValue:
     m = b.f32(SH + 127 + SIGMOID_SHIFT)
     t = b.muladd(xc, b.f32(L2E), m)
     n = b.sub(t, m)
-    r = b.muladd(n, b.f32(-SIG_C2), b.muladd(n, b.f32(-SIG_C1), xc))
-    r2 = b.mul(r, r)
+    r = b.muladd(n, b.f32(-SIG_C1), xc)
+    r = b.muladd(n, b.f32(-SIG_C2), r)
+    scale = b.float(b.shl(b.bits(t), 23))  # 2^(n + 25)
     c = [b.f32(v) for v in SIG_POLY]
+    r2 = b.mul(r, r)
     hi, lo = b.muladd(c[1], r, c[2]), b.muladd(c[3], r, c[4])
     s = b.muladd(b.muladd(b.muladd(c[0], r2, hi), r2, lo), r2, r)  # e^r - 1
-    scale = b.float(b.shl(b.bits(t), 23))  # 2^(n + 25)
     e = b.muladd(s, scale, scale)
     unit, zero = b.f32(2.0**SIGMOID_SHIFT), b.f32(0.0)
     floor = b.select(b.cmp("oge", x, zero), unit, zero)
