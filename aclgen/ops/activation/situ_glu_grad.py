@@ -32,7 +32,7 @@ torch autograd of situ_glu_reference's float64 formula is the second oracle.
 import numpy as np
 
 import aclgen
-from aclgen import Split, exp, f32, logical_or, maximum, select
+from aclgen import Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
 from aclgen.ops.activation.glu import SCALE, SHIFT, TINY, sigmoid64
 from aclgen.ops.activation.situ_glu import ATTRS, DTYPES, halves, linear, scaled_tanh
 
@@ -44,27 +44,32 @@ F64_SECH2_LAST = f32(372.56658935546875)  # the last |y| where float64's e^-2|y|
 
 
 def sigmoid_sides(x):
-    """(tail, pos, e, r) of one exp of u = |x|: e = e^u, r = 1 + e, where not `tail` (u <= 80);
-    e = exp(104 - u), sigmoid(-u) / SCALE^2, where `tail` (kept from 0 down to float64's
-    sigmoid zero, so that inf times it stays inf)."""
+    """(tail, pos, e, w) of one exp of u = |x|: where not `tail` (u <= 80), e = e^u and w =
+    1 / (1 + e) (sigmoid(u) = e * w, sigmoid(-u) = w); where `tail`, e = exp(104 - u) =
+    sigmoid(-u) / SCALE^2 (kept from 0 down to float64's sigmoid zero, so that inf times it
+    stays inf). The products below are one chain each whose scales are selects, 1 for ordinary
+    data: a scaled product formed there and thrown away would go subnormal and cost the x86
+    FPU's microcode assists."""
     u = abs(x)
     tail = u > CUT
     e = exp(select(tail, SHIFT - u, u))
     floor = select(u < F64_SIGMOID_ONE, TINY, 0.0)
     e = select(e < floor, floor, e)
-    return tail, x >= 0.0, e, 1.0 + e
+    return tail, x >= 0.0, e, 1.0 / (1.0 + e)
 
 
 def times_sigmoid_of(p, sides):
     """p * sigmoid(x) for `sides` = sigmoid_sides(x)."""
-    tail, pos, e, r = sides
-    return select(tail, select(pos, p, p * SCALE * e * SCALE), select(pos, p * (e / r), p / r))
+    tail, pos, e, w = sides
+    k = select(logical_and(tail, logical_not(pos)), SCALE, 1.0)
+    return p * k * select(tail, select(pos, 1.0, e), select(pos, e * w, w)) * k
 
 
 def times_sigmoid_both(q, sides):
     """q * sigmoid(x) * sigmoid(-x) for `sides` = sigmoid_sides(x)."""
-    tail, _, e, r = sides
-    return select(tail, q * SCALE * e * SCALE, q * (e / r / r))
+    tail, _, e, w = sides
+    k = select(tail, SCALE, 1.0)
+    return q * k * select(tail, e, e * w * w) * k
 
 
 def times_sech2(p, y):
@@ -76,7 +81,8 @@ def times_sech2(p, y):
     floor = select(abs(y) <= F64_SECH2_LAST, TINY, 0.0)
     e = select(e < floor, floor, e)
     r = 1.0 + e
-    return select(tail, p * SCALE * (4.0 * e) * SCALE, p * (4.0 * e / (r * r)))
+    k = select(tail, SCALE, 1.0)
+    return p * k * select(tail, 4.0 * e, 4.0 * e / (r * r)) * k
 
 
 def check(call):
@@ -181,9 +187,7 @@ def situ_glu_grad(gy, a, b, beta, linear_beta, activate_left):
     # where gradY * up' overflows from finite factors (both >= 1 then), (gradY * F) * up' with the
     # bracket F in plain f32: its underflow in the tails is what the reference's scale allows
     first = logical_or(abs(p) < INF, maximum(abs(gy), abs(up_)) == INF)
-    tail, pos, e, r = sides
-    sig = select(tail, select(pos, 1.0, SCALE * e * SCALE), select(pos, e / r, 1.0 / r))
-    f = times_sech2(sig, x) + times_sigmoid_both(bt, sides)
+    f = times_sech2(times_sigmoid_of(1.0, sides), x) + times_sigmoid_both(bt, sides)
     grad_gate = select(first, grad_gate, gy * f * up_)
     grad_up = times_sigmoid_of(gy * bt if small else gy, sides)
     if lb > 0:
