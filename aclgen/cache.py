@@ -235,6 +235,7 @@ def key_material(formula: Callable, name: str, variant: Variant, params: Sequenc
         "layouts": list(variant.layouts),
         "attrs": repr(variant.attrs),
         "reduced": variant.reduced,
+        "columns": variant.columns,
         "absent": list(variant.absent),
         "results": list(variant.results),
         "params": [[p.name, p.kind, p.type_name(variant.inputs[0])] for p in params],

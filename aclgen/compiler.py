@@ -67,7 +67,7 @@ def build_module(
     if variant.results:  # the argument names of this kernel's outputs only
         head = len(variant.inputs) + len(params)
         names = [*names[:head], *(names[head + k] for k in variant.results)]
-    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names, variant.reduced)
+    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names, variant.reduced, variant.columns)
     return ModuleOp([kernel]), graph.listing, ptypes
 
 

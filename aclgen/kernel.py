@@ -110,6 +110,9 @@ class Variant:
     reduced: int = 0  # the trailing dims the formula's reductions reduce (0: an elementwise kernel)
     absent: tuple[int, ...] = ()  # the optional inputs left out (their indices among the inputs)
     results: tuple[int, ...] = ()  # the formula's results this kernel computes (indices; (): all of them)
+    # a reducing kernel that runs `lanes` rows at a time, vectorized along the innermost kept dim
+    # (`layouts` then describe that dim): RmsNormGrad's dgamma sums down the columns of x
+    columns: bool = False
 
     def __post_init__(self):
         if len(self.layouts) != len(self.inputs) + len(self.outputs):
@@ -119,7 +122,7 @@ class Variant:
     def tag(self) -> str:
         ts = "_".join(d.short for d in (*self.inputs, *self.outputs))
         ls = "".join(x[0] for x in self.layouts)
-        shape = f"r{self.rank}" + (f"x{self.reduced}" if self.reduced else "")
+        shape = f"r{self.rank}" + (f"x{self.reduced}" if self.reduced else "") + ("c" if self.columns else "")
         if not self.attrs and not self.absent and not self.results:
             return f"{ts}_{shape}_{ls}"
         digest = hashlib.sha256(repr((self.attrs, self.absent, self.results)).encode()).hexdigest()[:8]

@@ -36,6 +36,14 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
         case llvmx.FPToSIOp():
             # pyright reads llvmlite's @_castop-wrapped fptosi as returning None: it returns the cast
             values[op.result] = cast(ir.Value, b.fptosi(values[op.input], convert_type(op.result.type)))
+        case llvm.AllocaOp():
+            # an opaque `ptr` like every other `!llvm.ptr` (llvmlite types the alloca's pointer,
+            # and a vector store through a float* would not type-check)
+            slot = b.alloca(convert_type(op.elem_type), size=values[op.size])
+            slot.type = convert_type(op.res.type)
+            if op.alignment:
+                slot.align = op.alignment.value.data
+            values[op.res] = slot
         case llvm.StoreOp() if op.nontemporal is not None:
             # xDSL's converter drops the flag: keep it as !nontemporal metadata
             align = op.alignment.value.data if op.alignment else None

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     StringAttr,
+    UnitAttr,
     VectorType,
     f32,
     i1,
@@ -57,6 +58,7 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -162,6 +164,8 @@ class KernelOp(IRDLOperation):
     params = prop_def(ArrayAttr[Attribute])
     arg_names = prop_def(ArrayAttr[StringAttr])
     reduced = prop_def(IntAttr, default_value=IntAttr(0))  # trailing dims the `ew.reduce`s reduce
+    # rows run `lanes` at a time along the innermost kept dim, which the views' layouts describe
+    columns = opt_prop_def(UnitAttr)
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -175,6 +179,7 @@ class KernelOp(IRDLOperation):
         arg_names: Sequence[str],
         body: Region,
         reduced: int = 0,
+        columns: bool = False,
     ):
         super().__init__(
             properties={
@@ -184,6 +189,7 @@ class KernelOp(IRDLOperation):
                 "params": ArrayAttr(params),
                 "arg_names": ArrayAttr([StringAttr(n) for n in arg_names]),
                 "reduced": IntAttr(reduced),
+                **({"columns": UnitAttr()} if columns else {}),
             },
             regions=[body],
         )
@@ -212,6 +218,8 @@ class KernelOp(IRDLOperation):
                                   f"{(self.inputs.data or self.outputs.data)[0].rank.data}")
         if not reduced and any(isinstance(o, ReduceOp) for o in self.block.ops):
             raise VerifyException("ew.reduce in an ew.kernel that reduces no dims")
+        if self.columns is not None and not 0 < reduced < (self.inputs.data or self.outputs.data)[0].rank.data:
+            raise VerifyException("ew.kernel runs rows in columns only when it reduces some dims and keeps some")
         if len(self.arg_names.data) != len(self.inputs.data) + len(self.params.data) + len(self.outputs.data):
             raise VerifyException("ew.kernel needs one name per input, param and output")
         ranks = {v.rank.data for v in (*self.inputs.data, *self.outputs.data)}

@@ -62,6 +62,36 @@ PTR = LLVMPointerType()
 
 
 @irdl_op_definition
+class AllocaOp(IRDLOperation):
+    """`count` values of type `elem` in the function's stack frame (a `columns` kernel's
+    accumulators, indexed by a loop variable). Made in the entry block: a fixed frame.
+
+        %acc = tile.alloca 32 x vector<64xf32>
+    """
+
+    name = "tile.alloca"
+    count = prop_def(IntAttr)
+    elem = prop_def(Attribute)
+    result = result_def(PTR)
+
+    def __init__(self, count: int, elem: Attribute):
+        super().__init__(properties={"count": IntAttr(count), "elem": elem}, result_types=[LLVMPointerType()])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.count.data} x ")
+        printer.print_attribute(self.elem)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocaOp:
+        count = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_keyword("x")
+        op = cls(count, parser.parse_type())
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+
+@irdl_op_definition
 class ParamOp(IRDLOperation):
     """Read slot `index` of the kernel's launch record (8-byte slots: dims, strides, params).
 
@@ -402,4 +432,4 @@ class ExtractOp(IRDLOperation):
         return cls(parser.resolve_operand(unresolved, t), lane)
 
 
-TILE = Dialect("tile", [ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, ShuffleOp, ExtractOp], [])
+TILE = Dialect("tile", [AllocaOp, ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, ShuffleOp, ExtractOp], [])

@@ -33,9 +33,10 @@ def _constant(value, t: Attribute) -> ew.ConstantOp:
 
 
 def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Sequence[Attribute],
-           outputs: Sequence[ew.ViewType], arg_names: Sequence[str], reduced: int = 0) -> ew.KernelOp:
+           outputs: Sequence[ew.ViewType], arg_names: Sequence[str], reduced: int = 0,
+           columns: bool = False) -> ew.KernelOp:
     """The `ew.kernel` of `graph` for these views and parameter types; its reductions reduce the
-    views' trailing `reduced` dims."""
+    views' trailing `reduced` dims (`columns`: rows a vector at a time)."""
     block = Block(arg_types=ew.KernelOp.block_types(inputs, params))
     values: dict[Node, SSAValue] = {}
     for node, arg, n in zip(graph.args, block.args, arg_names):
@@ -46,7 +47,7 @@ def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Seque
         block.add_op(op)
         values[node] = op.results[0]
     block.add_op(ew.YieldOp(*[values[r] for r in graph.results]))
-    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block), reduced)
+    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block), reduced, columns)
     k.verify()
     return k
 

@@ -352,9 +352,14 @@ class LowerConvert(Lowering):
 
 class LowerParam(Lowering):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tile.ParamOp | tile.OffsetOp | tile.SplatOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: tile.ParamOp | tile.OffsetOp | tile.SplatOp | tile.AllocaOp,
+                          rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
-        if isinstance(op, tile.ParamOp):
+        if isinstance(op, tile.AllocaOp):
+            # an array of the elements (loads and stores index it by element, as any row)
+            size = op.count.data * (lanes(op.elem) or 1)
+            value = b(llvm.AllocaOp(b.llvm(size, i64), memory_type(element(op.elem)), alignment=64))
+        elif isinstance(op, tile.ParamOp):
             slot = b(llvm.GEPOp(op.meta, [op.index.data], i64))
             t = op.result.type
             value = from_memory(b, b(llvm.LoadOp(slot, memory_type(t), alignment=_itemsize(t))), t)

@@ -21,6 +21,7 @@ class Plan:
     strides: tuple[tuple[int, ...], ...]  # per operand, in elements
     numel: int
     reduced: int = 0  # trailing dims of `shape` that a reduction reduces (0: elementwise)
+    columns: bool = False  # a reduction run a vector of rows at a time (see `plan`)
 
     @property
     def rank(self) -> int:
@@ -33,7 +34,10 @@ class Plan:
 
     @property
     def layouts(self) -> tuple[str, ...]:
-        return tuple(LAYOUT_OF_STRIDE.get(s[-1], "strided") for s in self.strides)
+        """Per operand, how it walks the dim the kernel vectorizes: the innermost, or for
+        `columns` the innermost kept one."""
+        lane = self.rank - self.reduced - 1 if self.columns else -1
+        return tuple(LAYOUT_OF_STRIDE.get(s[lane], "strided") for s in self.strides)
 
 
 def broadcast_strides(op_shape: Sequence[int], op_strides: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
@@ -76,7 +80,11 @@ def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], reduced: Sequen
 
     With `reduced` (the dims a reduction reduces), the kept dims come first and the reduced
     ones last, each group in its own order and merged only within itself; the reduced group keeps
-    at least one dim (of size 1 when every reduced dim is), so a row always exists."""
+    at least one dim (of size 1 when every reduced dim is), so a row always exists. When every
+    operand walks the innermost kept dim contiguously (or not at all) and one walks the reduced
+    ones with a stride, the plan runs rows `columns`-wise: a vector of adjacent rows at a time,
+    each lane adding its row's elements in the order a row at a time would (RmsNormGrad's dgamma
+    sums down the columns of x: a row at a time, each element would be a gather)."""
     numel = math.prod(shape)
     if reduced is None:
         keep = [k for k, n in enumerate(shape) if n != 1]
@@ -94,4 +102,6 @@ def plan(shape: Sequence[int], strides: Sequence[Sequence[int]], reduced: Sequen
     (kdims, ksts), (rdims, rsts) = groups
     if not rdims:
         rdims, rsts = [1], [[0] for _ in strides]
-    return Plan(tuple(kdims + rdims), tuple(tuple(a + b) for a, b in zip(ksts, rsts)), numel, len(rdims))
+    columns = bool(kdims) and kdims[-1] > 1 and all(k[-1] in (0, 1) for k in ksts) \
+        and any(k[-1] == 1 and r[-1] not in (0, 1) for k, r in zip(ksts, rsts))
+    return Plan(tuple(kdims + rdims), tuple(tuple(a + b) for a, b in zip(ksts, rsts)), numel, len(rdims), columns)

@@ -361,7 +361,7 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
         p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], axes)
         variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
                           tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in outs), p.rank, p.layouts,
-                          call.attr_values, p.reduced, absent, tuple(mine) if mine is not None else ())
+                          call.attr_values, p.reduced, absent, tuple(mine) if mine is not None else (), p.columns)
         moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
         kernel = op.kernel(variant, options_for(op.options or options, moved))
         meta = pack(kernel.meta_layout, p.shape, p.strides, slots)
