@@ -58,7 +58,7 @@ def test_bench_json_shape(tmp_path, capsys):
         assert r["best_peer"] == "numpy" and _positive(r["best_peer_us"]) and _positive(r["ratio"])
         assert _positive(r["triad_gbps"]) and r["triad_tool"].startswith("triad ")
         assert _positive(r["triad_fraction"]["aclgen"]) and _positive(r["gbps"]["aclgen"])
-        assert r["size_label"] == "1K"
+        assert r["size_label"] == "1K" and r["shape"] == [1024]
     # SwiGluGrad's size is yGrad's: x and out hold 2N elements.
     assert rows[2]["bytes"] == 5 * 1024 * 4 and rows[0]["bytes"] == 3 * 1024 * 4
     calls = {c["name"]: c for c in result["calls"]["rows"]}
@@ -147,28 +147,137 @@ def test_bench_user_errors(args, message, capsys):
     assert message in capsys.readouterr().err
 
 
+FIRST = ("HardswishBackward", "SeluBackward", "SoftshrinkBackward", "ThresholdBackward", "SwiGluGrad")
+OVER_AN_AXIS = ("Softmax", "LogSoftmax", "SoftmaxBackward", "LogSoftmaxBackward", "RmsNorm", "RmsNormGrad",
+                "LayerNorm", "LayerNormBackward")
+
+
+def _agreeing(p, tools) -> dict[str, str]:
+    """{tool: why} for each of `tools` whose result differs from aclgen's on `p`; the skipped ones
+    are left out."""
+    peers = bench.peers
+    ours = p.empty_outs()
+    peers.build("aclgen", p, ours)()
+    bad = {}
+    for tool in tools:
+        out = p.empty_outs()
+        try:
+            fn = peers.build(tool, p, out)
+        except peers.Skip:
+            continue
+        fn()
+        why = peers.agree(p, ours, peers.results(fn, out))
+        if why is not None:
+            bad[tool] = why
+    return bad
+
+
 def test_peers_agree_with_aclgen():
-    """Each installed peer computes the operator aclgen does, in every float dtype (4K elements;
-    HardswishBackward at x = ±3 aside, where SPEC.md and torch differ on purpose)."""
+    """Each installed peer of the first five built-ins computes the operator aclgen does, in every
+    float dtype (64K elements; HardswishBackward at x = ±3 aside, where SPEC.md and torch differ on
+    purpose). The other peers: test_peers_over_an_axis, test_family_peers."""
     from aclgen import dtypes as dt
     from aclgen.ops import OPERATORS
 
     peers = bench.peers
-    assert set(peers.PEERS) == {op.name for op in OPERATORS.values()}  # every built-in has its peers
-    for op in OPERATORS.values():
+    builtin = {op.name: op for op in OPERATORS.values()}
+    assert set(peers.PEERS) <= set(builtin)  # peers of operators that exist
+    assert set(FIRST + OVER_AN_AXIS) <= set(peers.PEERS)
+    for name in FIRST:
         for dtype in (dt.float32, dt.float16, dt.bfloat16):
-            p = peers.make_problem(op, dtype, 1 << 16)  # enough for rare cancellations
-            ours = p.empty_outs()
-            peers.build("aclgen", p, ours)()
-            for tool in ("numpy", "torch", "numba"):
-                out = p.empty_outs()
-                try:
-                    fn = peers.build(tool, p, out)
-                except peers.Skip:
-                    continue
-                fn()
-                why = peers.agree(p, ours, peers.results(fn, out))
-                assert why is None, (tool, op.name, dtype.name, why)
+            p = peers.make_problem(builtin[name], dtype, 1 << 16)  # enough for rare cancellations
+            assert _agreeing(p, ("numpy", "torch", "numba")) == {}, (name, dtype.name)
+
+
+def test_shapes():
+    cfg = bench.config
+    assert cfg.parse_shape("4096x4096") == (4096, 4096) and cfg.parse_shape("64Kx256") == (1 << 16, 256)
+    assert cfg.parse_shape("2x3x4") == (2, 3, 4) and cfg.parse_shape("1x1024") == (1, 1024)
+    assert cfg.parse_shape("1M") == 1 << 20  # a plain size stays a 1-D problem
+    assert cfg.size_label((4096, 4096)) == "4096x4096" and cfg.size_label((1 << 16, 256)) == "65536x256"
+    assert cfg.shape_of(1024) == (1024,) and cfg.shape_of((2, 3)) == (2, 3)
+    assert cfg.matrix("4096x4096,1K", "float32") == [("float32", (4096, 4096)), ("float32", 1024)]
+    for bad in ("4096x", "x8", "0x4", "1x1", "4Qx4"):
+        with pytest.raises(UserError, match="bad shape"):
+            cfg.parse_shape(bad)
+
+
+def test_problem_of_a_shape():
+    """A shape gives the inputs run.input_shapes gives, in the dtypes of the operator's first
+    combination, with the attributes' examples for it; a backward's saved tensors come from the
+    forward."""
+    import numpy as np
+
+    from aclgen import dtypes as dt
+    from aclgen.ops import OPERATORS
+
+    peers = bench.peers
+    p = peers.make_problem(OPERATORS["rms_norm"], dt.bfloat16, (8, 64))
+    assert [(a.shape, a.dtype.name) for a in p.inputs] == [((8, 64), "bfloat16"), ((64,), "float32")]
+    assert [(s, d.name) for s, d in p.outputs] == [((8, 64), "bfloat16"), ((8, 1), "float32")]
+    p = peers.make_problem(OPERATORS["layer_norm"], dt.float32, (8, 64))
+    assert p.scalars == [(64,), 1e-5]  # normalizedShape's example for the shape, eps's default
+    p = peers.make_problem(OPERATORS["softmax_backward"], dt.float32, (8, 64))
+    assert np.allclose(p.inputs[1].sum(-1), 1, rtol=1e-5) and (p.inputs[1] >= 0).all()  # y = softmax(x)
+    p = peers.make_problem(OPERATORS["rms_norm_grad"], dt.float32, (8, 64))
+    x, rstd = p.inputs[1], p.inputs[2]
+    assert rstd.shape == (8, 1) and np.allclose(rstd, 1 / np.sqrt((x.astype(np.float64) ** 2).mean(-1, keepdims=True)))
+    # a 1-D size keeps its meaning: n elements per kernel output (SwiGluGrad's x holds 2n)
+    p = peers.make_problem(OPERATORS["swi_glu_grad"], dt.float32, 1024)
+    assert [a.shape for a in p.inputs] == [(1024,), (2048,)]
+    p = peers.make_problem(OPERATORS["swi_glu_grad"], dt.float32, (4, 256))
+    assert [a.shape for a in p.inputs] == [(4, 256), (4, 512)]
+
+
+def test_peers_over_an_axis(tmp_path, capsys):
+    """A row of a reduction at a small shape: its shape in the table and the JSON, every peer
+    (numpy, torch; numba where installed) agreeing, numba's bfloat16 a skip with its reason."""
+    pytest.importorskip("torch")
+    result = _run(tmp_path, "rms_norm", "--sizes", "16x96", "--dtypes", "float32,bfloat16",
+                  "--tools", "aclgen,numpy,torch,numba-prange", "--parts", "table")
+    assert "| rms_norm | float32 | 16x96 |" in capsys.readouterr().out
+    f32, bf16 = result["rows"]
+    for r in (f32, bf16):
+        assert r["error"] is None and r["mismatch"] == {}, r
+        assert r["shape"] == [16, 96] and r["size"] == 16 * 96 and r["size_label"] == "16x96"
+        assert {"aclgen", "numpy", "torch"} <= set(r["us"])
+    assert f32["bytes"] == 4 * (2 * 16 * 96 + 96 + 16)  # x, y; gamma; rstd
+    assert bf16["bytes"] == 2 * 2 * 16 * 96 + 4 * (96 + 16)  # bfloat16 x and y, float32 gamma and rstd
+    if "numba-prange" not in f32["skipped"]:
+        assert "numba-prange" in f32["us"]
+        assert bf16["skipped"]["numba-prange"] == "numba has no bfloat16"
+
+
+def test_axis_peers_agree_in_every_dtype():
+    """The eight operators over an axis: numpy and torch agree with aclgen in every dtype (numba:
+    test_peers_over_an_axis), at a shape whose rows are not a multiple of any vector width."""
+    pytest.importorskip("torch")
+    from aclgen import dtypes as dt
+    from aclgen.ops import OPERATORS
+
+    peers = bench.peers
+    builtin = {op.name: op for op in OPERATORS.values()}
+    for name in OVER_AN_AXIS:
+        for dtype in (dt.float32, dt.float16, dt.bfloat16):
+            p = peers.make_problem(builtin[name], dtype, (6, 203))
+            assert _agreeing(p, ("numpy", "torch")) == {}, (name, dtype.name)
+
+
+def test_family_peers(tmp_path):
+    """An activation-family operator has torch's own operator for a peer, no numpy or numba loop
+    (skips that say so); GeGluBackward's torch formula agrees on the forward's `gelu`."""
+    pytest.importorskip("torch")
+    from aclgen import dtypes as dt
+    from aclgen.ops import OPERATORS
+
+    result = _run(tmp_path, "gelu_backward", "--sizes", "4K", "--dtypes", "bfloat16",
+                  "--tools", "aclgen,numpy,torch,numba", "--parts", "table")
+    (row,) = result["rows"]
+    assert row["error"] is None and row["mismatch"] == {} and set(row["us"]) == {"aclgen", "torch"}
+    assert row["skipped"]["numpy"] == "no numpy peer of GeluBackward"
+    assert row["skipped"]["numba"] in ("no numba peer of GeluBackward", "numba is not installed")
+    p = bench.peers.make_problem(OPERATORS["ge_glu_backward"], dt.float32, (4, 64))
+    assert _agreeing(p, ("torch",)) == {}
 
 
 def test_user_error_type():

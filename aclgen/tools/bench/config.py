@@ -1,5 +1,6 @@
 """What a run of `aclgen bench` covers: operators, the (dtype, size) matrix, tools and parts,
-from the command line's words."""
+from the command line's words. A size is a number of elements (an int: a 1-D problem) or a
+shape (a tuple, written `4096x4096`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from aclgen.tools.bench.peers import TOOLS
 PARTS = ("table", "calls", "compile")
 DEFAULT_SIZES = "1K,64K,1M,16M"
 DEFAULT_DTYPES = "float32,float16,bfloat16"
+Size = int | tuple[int, ...]  # elements of a 1-D problem, or a shape
+
 # Without --sizes and --dtypes: float32 at every size, the half types at 1M.
-DEFAULT_MATRIX = [("float32", n) for n in (1 << 10, 1 << 16, 1 << 20, 1 << 24)] + [
+DEFAULT_MATRIX: list[tuple[str, Size]] = [
+    *(("float32", n) for n in (1 << 10, 1 << 16, 1 << 20, 1 << 24)),
     ("float16", 1 << 20),
     ("bfloat16", 1 << 20),
 ]
@@ -77,7 +81,7 @@ def _inductor_cache(choice: Isa) -> str:
 @dataclass
 class Config:
     ops: list = field(default_factory=list)  # declared operators (default: the built-ins)
-    matrix: list[tuple[str, int]] = field(default_factory=lambda: list(DEFAULT_MATRIX))
+    matrix: list[tuple[str, Size]] = field(default_factory=lambda: list(DEFAULT_MATRIX))
     tools: list[str] = field(default_factory=lambda: list(TOOLS))
     parts: list[str] = field(default_factory=lambda: list(PARTS))
     rounds: int = 7
@@ -101,20 +105,43 @@ def parse_size(text: str) -> int:
     return n
 
 
-def size_label(n: int) -> str:
+def parse_shape(text: str) -> Size:
+    """A size as parse_size reads it (a 1-D problem), or a shape `AxB[xC...]` of such sizes
+    (`4096x4096`, `64Kx256`: a problem of that shape; each dim at least 1)."""
+    dims = text.strip().lower().split("x")
+    if len(dims) == 1:
+        return parse_size(text)
+    try:
+        shape = tuple(1 if d.strip() == "1" else parse_size(d) for d in dims)
+    except UsageError:
+        raise UsageError(f"bad shape {text!r}: write dims like 4096x4096 or 64Kx256") from None
+    if shape.count(1) == len(shape):
+        raise UsageError(f"bad shape {text!r}: need at least 2 elements")
+    return shape
+
+
+def shape_of(size: Size) -> tuple[int, ...]:
+    """The shape of a size: (n,) for n elements."""
+    return (size,) if isinstance(size, int) else tuple(size)
+
+
+def size_label(size: Size) -> str:
+    """`1M` for 2**20 elements; `4096x4096` for a shape (its dims as written in full)."""
+    if not isinstance(size, int):
+        return "x".join(str(d) for d in size)
     for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n % scale == 0:
-            return f"{n // scale}{unit}"
-    return str(n)
+        if size % scale == 0:
+            return f"{size // scale}{unit}"
+    return str(size)
 
 
 def _list(spec: str) -> list[str]:
     return [s.strip() for s in spec.split(",") if s.strip()]
 
 
-def matrix(sizes: str | None, dtypes: str | None) -> list[tuple[str, int]]:
+def matrix(sizes: str | None, dtypes: str | None) -> list[tuple[str, Size]]:
     """(dtype name, size) pairs to run: the default matrix unless a list was given, else the
-    product of the two lists."""
+    product of the two lists (a size: an int, or a shape for `AxB`)."""
     from aclgen import dtypes as dt
 
     if sizes is None and dtypes is None:
@@ -128,7 +155,7 @@ def matrix(sizes: str | None, dtypes: str | None) -> list[tuple[str, int]]:
         if not d.is_float:
             raise UsageError(f"--dtypes: {d.name}: the benchmark covers the float types (float32, float16, bfloat16)")
         names.append(d.name)
-    return [(d, n) for d in names for n in (parse_size(s) for s in _list(sizes or DEFAULT_SIZES))]
+    return [(d, n) for d in names for n in (parse_shape(s) for s in _list(sizes or DEFAULT_SIZES))]
 
 
 def operators(names: Sequence[str]) -> list:

@@ -133,6 +133,12 @@ def _fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
+def _versus(row: dict, tool: str) -> str:
+    """` (1.52×)`: a peer's median time over aclgen's in a row ("" for aclgen or no time)."""
+    us, ours = row["us"].get(tool), row["us"].get("aclgen")
+    return "" if tool == "aclgen" or not us or not ours else f" ({us / ours:.2f}×)"
+
+
 def summary(part: str, numbers: dict) -> str:
     """The progress line of the calls or the compile part."""
     if part == "calls":
@@ -172,11 +178,12 @@ def markdown(result: dict, every_tool: bool = True) -> str:
                   "tool's fastest round (less hurt by other load); GB/s = (inputs + output bytes) / median time; "
                   "of triad = GB/s / the triad's GB/s at the same bytes, measured in the same rounds."]
         used = [t for t in TOOLS if any(t in r["us"] for r in rows)] if every_tool else []
-        lines += [] if not used else ["", "Median µs per call, every tool (triad: GB/s of the best triad at the row's bytes):", "",
+        lines += [] if not used else ["", "Median µs per call, every tool, and in brackets each peer's time / aclgen's "
+                                      "(triad: GB/s of the best triad at the row's bytes):", "",
                   "| op | dtype | size | " + " | ".join(used) + " | triad GB/s |",
                   "|---|---|---|" + "---|" * (len(used) + 1)]
         for r in rows if used else []:
-            cells = [fmt_us(r["us"].get(t)) + (" ≠" if t in r["mismatch"] else "") for t in used]
+            cells = [fmt_us(r["us"].get(t)) + _versus(r, t) + (" ≠" if t in r["mismatch"] else "") for t in used]
             lines.append(f"| {r['op']} | {r['dtype']} | {r['size_label']} | " + " | ".join(cells)
                          + f" | {_fmt(r['triad_gbps'], '.1f')} ({(r['triad_tool'] or '-').removeprefix('triad ')}) |")
         skipped: dict[str, set[str]] = {}  # reason -> tools

@@ -1,5 +1,5 @@
-"""The table part: one row per (operator, dtype, size), every tool timed in the same rounds next
-to the triad at the row's bytes."""
+"""The table part: one row per (operator, dtype, size or shape), every tool timed in the same
+rounds next to the triad at the row's bytes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from aclgen import dtypes as dt
 from aclgen.tools.bench import peers, timing
-from aclgen.tools.bench.config import Config, size_label
+from aclgen.tools.bench.config import Config, Size, shape_of, size_label
 from aclgen.tools.bench.report import fmt_us
 
 
@@ -22,7 +22,7 @@ def one_line(exc: BaseException) -> str:
 class Row:
     op: str
     dtype: str
-    size: int
+    size: Size  # elements per kernel output (a 1-D problem), or a shape
     nbytes: int
     us: dict[str, float] = field(default_factory=dict)
     samples_us: dict[str, list[float]] = field(default_factory=dict)
@@ -68,7 +68,8 @@ class Row:
         return {
             "op": self.op,
             "dtype": self.dtype,
-            "size": self.size,
+            "size": int(np.prod(shape_of(self.size))),  # elements
+            "shape": list(shape_of(self.size)),
             "size_label": size_label(self.size),
             "bytes": self.nbytes,
             "us": self.us,
@@ -89,7 +90,7 @@ class Row:
         }
 
 
-def run_row(op, dtype: dt.DType, n: int, chosen: list[str], rounds: int, target_s: float, triad_cache: dict) -> Row:
+def run_row(op, dtype: dt.DType, n: Size, chosen: list[str], rounds: int, target_s: float, triad_cache: dict) -> Row:
     """Warm every tool up (compiles, first touch), check the peers' outputs against aclgen's, then
     time them all and the triad at the same bytes in interleaved rounds."""
     try:

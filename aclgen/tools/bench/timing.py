@@ -233,6 +233,7 @@ def numba_compile_ms(reps: int) -> list[dict]:
     g = np.ones(1024, np.float32)
     out = np.empty_like(g)
     loop = PEERS[OPERATORS[CALLS_OP].name].numba
+    assert loop is not None  # HardswishBackward has its numba loop
     rows = []
     for parallel, name in ((False, "numba"), (True, "numba-prange")):
         source = loop(numba.prange if parallel else range)
