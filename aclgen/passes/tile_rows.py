@@ -7,8 +7,9 @@ ranges `[begin, end)` of rows, so a row is always computed by one thread, start 
 
 For each row the function runs, in the order of the formula:
 
-- one pass over the row per `ew.reduce`: its operand's ops (cloned into the loop) 32 lanes at a
-  time into a `vector<32xf32>` accumulator, then the 32 lanes folded in a fixed tree
+- one pass over the row per set of `ew.reduce`s that need no value of each other (`_ready`:
+  LayerNormBackward's two means share one): their operands' ops (cloned into the loop) 32 lanes
+  at a time, each into its `vector<32xf32>` accumulator, then the 32 lanes folded in a fixed tree
   (16 + 16, 8 + 8, ..., 1 + 1) into the row's value. A tail of fewer than 32 columns is read with
   a masked load (nothing past the row is touched) and its missing lanes are the reduction's
   identity (+0, -inf, +inf). So element j of a run of the innermost reduced dim always lands in
@@ -183,57 +184,83 @@ def _combine(b: Builder, kind: str, acc: SSAValue, v: SSAValue) -> SSAValue:
     return b.call("maximum" if kind == "amax" else "minimum", acc, v)
 
 
-def _reduce(row: _Row, op: ew.ReduceOp) -> SSAValue:
-    """One pass over the row: the value of `op` for this row (see the module docstring)."""
+def _identity(b: Builder, kind: str, width: int = LANES) -> SSAValue:
+    return b(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), _vec(f32, width)))
+
+
+def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
+    """One pass over the row: the values of `ops` (reductions that need no value of each other)
+    for this row, each with its own accumulator (see the module docstring)."""
     b = row.b
-    kind = op.kind.data
-    identity = b(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), _vec(f32)))
+    kinds = [op.kind.data for op in ops]
+    vt = _vec(f32)
     zero, step = b.index(0), b.index(LANES)
     n = row.inner
     full = b(arith.SubiOp(n, b(arith.RemSIOp(n, step))))
 
-    runs_body = Block(arg_types=[i64, _vec(f32)])
-    run, acc = runs_body.args
+    runs_body = Block(arg_types=[i64] + [vt] * len(ops))
+    run, *accs = runs_body.args
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
 
     # full vectors of 32 columns
-    body = Block(arg_types=[i64, _vec(f32)])
-    col, a = body.args
+    body = Block(arg_types=[i64] + [vt] * len(ops))
+    col, *a = body.args
     vb = Builder.at_end(body)
-    v = _clone_cone(op.input, row, vb, ptrs, col, LANES, None, {})
-    vb(scf.YieldOp(_combine(vb, kind, a, v)))
-    loop = scf.ForOp(zero, full, step, [acc], Region(body))
+    memo: dict[SSAValue, SSAValue] = {}
+    vs = [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]
+    vb(scf.YieldOp(*[_combine(vb, k, x, v) for k, x, v in zip(kinds, a, vs)]))
+    loop = scf.ForOp(zero, full, step, list(accs), Region(body))
     loop.attributes["tile.reduce"] = UnitAttr()
     rb(loop)
 
     # the tail: one masked step from `full` to n (runs once when n is not a multiple of 32)
-    tail = Block(arg_types=[i64, _vec(f32)])
-    tcol, ta = tail.args
+    tail = Block(arg_types=[i64] + [vt] * len(ops))
+    tcol, *ta = tail.args
     tb = Builder.at_end(tail)
     count = tb(arith.SubiOp(n, tcol))
     mask = tb(tile.PrefixOp(count, LANES))
-    tv = _clone_cone(op.input, row, tb, ptrs, tcol, LANES, mask, {})
-    tv = tb.select(mask, tv, tb(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), _vec(f32))))
-    tb(scf.YieldOp(_combine(tb, kind, ta, tv)))
-    tail_loop = scf.ForOp(full, n, step, [loop.results[0]], Region(tail))
+    memo = {}
+    tvs = [tb.select(mask, _clone_cone(op.input, row, tb, ptrs, tcol, LANES, mask, memo), _identity(tb, k))
+           for op, k in zip(ops, kinds)]
+    tb(scf.YieldOp(*[_combine(tb, k, x, v) for k, x, v in zip(kinds, ta, tvs)]))
+    tail_loop = scf.ForOp(full, n, step, list(loop.results), Region(tail))
     tail_loop.attributes["tile.reduce"] = UnitAttr()
     rb(tail_loop)
-    rb(scf.YieldOp(tail_loop.results[0]))
+    rb(scf.YieldOp(*tail_loop.results))
 
-    runs = scf.ForOp(zero, row.runs(b), b.index(1), [identity], Region(runs_body))
+    runs = scf.ForOp(zero, row.runs(b), b.index(1), [_identity(b, k) for k in kinds], Region(runs_body))
     b(runs)
-    acc = runs.results[0]
-    width = LANES
-    while width > 1:  # the fixed tree: lanes [0, w) with lanes [w, 2w)
-        width //= 2
-        lo = b(tile.ShuffleOp(acc, list(range(width))))
-        hi = b(tile.ShuffleOp(acc, list(range(width, 2 * width))))
-        acc = _combine(b, kind, lo, hi)
-    value = b(tile.ExtractOp(acc, 0))
-    if kind == "mean":
-        value = b.div(value, row.count(b))
-    return value
+    values = []
+    for kind, acc in zip(kinds, runs.results):
+        width = LANES
+        while width > 1:  # the fixed tree: lanes [0, w) with lanes [w, 2w)
+            width //= 2
+            lo = b(tile.ShuffleOp(acc, list(range(width))))
+            hi = b(tile.ShuffleOp(acc, list(range(width, 2 * width))))
+            acc = _combine(b, kind, lo, hi)
+        value = b(tile.ExtractOp(acc, 0))
+        if kind == "mean":
+            value = b.div(value, row.count(b))
+        values.append(value)
+    return values
+
+
+def _ready(kernel: ew.KernelOp, done: set[SSAValue]) -> list[ew.ReduceOp]:
+    """The reductions not computed yet whose operands need none that is not (`done`): one pass
+    computes them together (LayerNormBackward's mean(dy * w) and mean(dy * w * xhat))."""
+    waiting = [op for op in kernel.block.ops if isinstance(op, ew.ReduceOp) and op.result not in done]
+
+    def needs(v: SSAValue, seen: set[SSAValue]) -> bool:
+        """Whether `v` is made from a reduction not done yet."""
+        if v in done or v in seen or not isinstance(v, OpResult):
+            return False
+        seen.add(v)
+        if isinstance(v.op, ew.ReduceOp):
+            return True
+        return any(needs(x, seen) for x in v.op.operands)
+
+    return [op for op in waiting if not needs(op.input, set())]
 
 
 def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
@@ -282,7 +309,10 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     assert isinstance(yield_op, ew.YieldOp)
     for op in kernel.block.ops:
         if isinstance(op, ew.ReduceOp):
-            row.values[op.result] = _reduce(row, op) if width is None else _reduce_columns(row, op)
+            if op.result not in row.values:
+                group = _ready(kernel, set(row.values))
+                values = _reduce(row, group) if width is None else _reduce_columns(row, group)
+                row.values.update((r.result, v) for r, v in zip(group, values))
         elif op is not yield_op and op.results and op.results[0] in uniform:
             clone = op.clone(value_mapper=dict(row.values)) if width is None else _widened(op, row.values, width)
             b(clone)
@@ -356,20 +386,20 @@ def _at(b: Builder, row: _Row, ptrs: list[SSAValue], j: SSAValue) -> list[SSAVal
             for i, (p, v) in enumerate(zip(ptrs, views))]
 
 
-def _reduce_columns(row: _Row, op: ew.ReduceOp) -> SSAValue:
+def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     """`_reduce` for a block of `row.width` rows, accumulator by accumulator: accumulator l
     (lane r holds row r's) adds the elements j = l, l + 32, ... of each run in order, then the
     identity where the run's last group has no element l (as the masked lanes of `_reduce` do),
     in a register; the 32 results wait in a stack array and fold in `_reduce`'s tree. So each
-    row's value has the bits a row at a time gives it, the IR holds one copy of the operand's
+    row's value has the bits a row at a time gives it, the IR holds one copy of the operands'
     ops, and the loads of the elements depend on nothing but the loop (no accumulator goes
     through memory between them: that serialized them behind the stores)."""
     b, e = row.b, row.entry
     w = row.width
     assert w is not None and e is not None
-    kind = op.kind.data
+    kinds = [op.kind.data for op in ops]
     vt = _vec(f32, w)
-    results = e(tile.AllocaOp(LANES, vt))
+    results = [e(tile.AllocaOp(LANES, vt)) for _ in ops]
     zero, one, step = b.index(0), b.index(1), b.index(LANES)
     n = row.inner
     rest = b(arith.RemSIOp(n, step))
@@ -378,37 +408,43 @@ def _reduce_columns(row: _Row, op: ew.ReduceOp) -> SSAValue:
     lanes_body = Block(arg_types=[i64])
     lane = lanes_body.args[0]
     lb = Builder.at_end(lanes_body)
-    runs_body = Block(arg_types=[i64, vt])
-    run, acc = runs_body.args
+    runs_body = Block(arg_types=[i64] + [vt] * len(ops))
+    run, *accs = runs_body.args
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
-    body = Block(arg_types=[i64, vt])
-    j, a = body.args
+    body = Block(arg_types=[i64] + [vt] * len(ops))
+    j, *a = body.args
     vb = Builder.at_end(body)
-    v = _clone_cone(op.input, row, vb, _at(vb, row, ptrs, j), row.col, w, row.mask, {})
-    vb(scf.YieldOp(_combine(vb, kind, a, v)))
-    loop = scf.ForOp(lane, n, step, [acc], Region(body))
+    memo: dict[SSAValue, SSAValue] = {}
+    vs = [_clone_cone(op.input, row, vb, _at(vb, row, ptrs, j), row.col, w, row.mask, memo) for op in ops]
+    vb(scf.YieldOp(*[_combine(vb, k, x, v) for k, x, v in zip(kinds, a, vs)]))
+    loop = scf.ForOp(lane, n, step, list(accs), Region(body))
     loop.attributes["tile.reduce"] = UnitAttr()
     rb(loop)
     missing = rb(arith.CmpiOp(lane, last, "sge"))  # the last group ends before lane l
-    padded = _combine(rb, kind, loop.results[0], rb(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), vt)))
-    rb(scf.YieldOp(rb(arith.SelectOp(missing, padded, loop.results[0]))))
-    identity = lb(ew.ConstantOp(FloatAttr(IDENTITY[kind], f32), vt))
-    runs = scf.ForOp(lb.index(0), row.runs(lb), lb.index(1), [identity], Region(runs_body))
+    padded = [rb(arith.SelectOp(missing, _combine(rb, k, x, _identity(rb, k, w)), x))
+              for k, x in zip(kinds, loop.results)]
+    rb(scf.YieldOp(*padded))
+    runs = scf.ForOp(lb.index(0), row.runs(lb), lb.index(1), [_identity(lb, k, w) for k in kinds], Region(runs_body))
     lb(runs)
-    lb(tile.StoreOp(runs.results[0], results, lb(arith.MuliOp(lane, lb.index(w))), lb.index(1), "contiguous", f32))
+    at = lb(arith.MuliOp(lane, lb.index(w)))
+    for value, slots in zip(runs.results, results):
+        lb(tile.StoreOp(value, slots, at, lb.index(1), "contiguous", f32))
     lb(scf.YieldOp())
     b(scf.ForOp(zero, step, one, [], Region(lanes_body)))
 
-    folded = [b(tile.LoadOp(results, b.index(k * w), one, "contiguous", f32, vt)) for k in range(LANES)]
-    width = LANES
-    while width > 1:  # `_reduce`'s tree: accumulator l with l + width
-        width //= 2
-        folded = [_combine(b, kind, folded[k], folded[k + width]) for k in range(width)]
-    value = folded[0]
-    if kind == "mean":
-        value = b.div(value, b(tile.SplatOp(row.count(b), vt)))
-    return value
+    values = []
+    for kind, slots in zip(kinds, results):
+        folded = [b(tile.LoadOp(slots, b.index(k * w), one, "contiguous", f32, vt)) for k in range(LANES)]
+        width = LANES
+        while width > 1:  # `_reduce`'s tree: accumulator l with l + width
+            width //= 2
+            folded = [_combine(b, kind, folded[k], folded[k + width]) for k in range(width)]
+        value = folded[0]
+        if kind == "mean":
+            value = b.div(value, b(tile.SplatOp(row.count(b), vt)))
+        values.append(value)
+    return values
 
 
 def _final_pass(row: _Row, element_outputs) -> None:
