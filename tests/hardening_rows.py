@@ -12,6 +12,7 @@ import numpy as np
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
+from aclgen.runtime.function import function_of
 from aclgen.tools.run import input_shapes
 from tests import declared_ops
 from tests import reference as ref
@@ -52,9 +53,10 @@ def run(op):
 
 
 def args(op, g=None, x=None, out=None, p="default"):
-    """The GetWorkspaceSize arguments of `op` (float32, outputs [4, 4]) with defaults for what is
-    not given: g, x and out replace the first input, the last input and the last output; `p`
-    the first scalar (aclScalars 0.5, int attributes their default)."""
+    """The GetWorkspaceSize arguments of `op` in its C order (float32 inputs for outputs of [4, 4],
+    the outputs of the shapes and dtypes the call writes) with defaults for what is not given: g,
+    x and out replace the first input, the last input and the last output; `p` the first scalar
+    (aclScalars 0.5, attributes their example for the shape)."""
     o = resolve(op)
     shapes = input_shapes(o, (4, 4))
     ins = [t(s) for s in shapes]
@@ -62,13 +64,16 @@ def args(op, g=None, x=None, out=None, p="default"):
         ins[0] = g
     if x is not None:
         ins[-1] = x
-    scalars = [s.sample if s.kind == "int64" else sc(s.sample) for s in extras(o)]
+    scalars = [sc(s.sample) for s in o.scalars] + [a.example_for((4, 4)) for a in o.attrs]
     if scalars and p != "default":
         scalars[0] = p
-    outs = [t((4, 4)) for _ in o.outputs]
+    arrays = [np.zeros(s, np.float32) for s in shapes]
+    outs = [t(a.shape, {np.dtype(np.float32): F, np.dtype(np.uint8): acl.ACL_UINT8}.get(a.dtype, F))
+            for a in function_of(o).empty_outputs(*arrays, *[s.sample for s in o.scalars], *scalars[len(o.scalars):])]
     if out is not None:
         outs[-1] = out
-    return (*ins, *scalars, *outs)
+    by_name = dict(zip((*o.inputs, *(s.name for s in extras(o)), *o.outputs), (*ins, *scalars, *outs)))
+    return tuple(by_name[n] for n in o.arg_names)
 
 
 def phase1(op, *a):
@@ -194,7 +199,8 @@ SLOTS = ("first-input", "last-input", "last-output")
 def slot_index(op, slot) -> int:
     """The position in the C arguments of a slot of SLOTS."""
     o = resolve(op)
-    return {"first-input": 0, "last-input": len(o.inputs) - 1, "last-output": len(o.arg_names) - 1}[slot]
+    name = {"first-input": o.inputs[0], "last-input": o.inputs[-1], "last-output": o.outputs[-1]}[slot]
+    return o.arg_names.index(name)
 
 
 def _replace(op, slot, v):
@@ -203,10 +209,21 @@ def _replace(op, slot, v):
     return tuple(a)
 
 
+def _extras(o, shape=(4, 4)) -> list:
+    """The C arguments between the tensors: aclScalars 0.5, attributes their example for `shape`."""
+    return [sc(0.5) for _ in o.scalars] + [a.example_for(shape) for a in o.attrs]
+
+
+def _ordered(o, ins, outs, shape=(4, 4)) -> tuple:
+    """Inputs, the default scalars and attributes, and outputs in `o`'s C order."""
+    by_name = dict(zip((*o.inputs, *(s.name for s in extras(o)), *o.outputs), (*ins, *_extras(o, shape), *outs)))
+    return tuple(by_name[n] for n in o.arg_names)
+
+
 def _all(op, shape=(4, 4), dtype=F):
     """Every tensor of `shape` and `dtype`, scalars 0.5."""
     o = resolve(op)
-    return (*[t(shape, dtype) for _ in o.inputs], *[sc(0.5) for _ in extras(o)], *[t(shape, dtype) for _ in o.outputs])
+    return _ordered(o, [t(shape, dtype) for _ in o.inputs], [t(shape, dtype) for _ in o.outputs], shape)
 
 
 def _mixed(op):
@@ -229,7 +246,7 @@ def _outside(op):
 def _rank9(op):
     o = resolve(op)
     nine = (1,) * 9
-    return (*[t(nine) for _ in o.inputs], *[sc(0.5) for _ in extras(o)], *[t(nine) for _ in o.outputs])
+    return _ordered(o, [t(nine) for _ in o.inputs], [t(nine) for _ in o.outputs], nine)
 
 
 HUGE = 2**40
@@ -242,7 +259,7 @@ ROWS = {
                        ("scalar", lambda: sc()), ("destroyed", destroyed_tensor))},
     # --- ... and of every aclScalar parameter ---------------------------------------------------
     **{f"{op}-param-{kind}": (lambda op=op, v=v: phase1(op, *args(op, p=v())))
-       for op, o in OPERATORS.items() if extras(o) and extras(o)[0].kind != "int64"
+       for op, o in OPERATORS.items() if o.scalars
        for kind, v in (("none", lambda: None), ("str", lambda: "0.5"), ("float", lambda: 0.5),
                        ("tensor", lambda: t()), ("destroyed", lambda: _destroyed_scalar()))},
     **{f"swiglu-dim-{kind}": (lambda v=v: phase1("swiglu", *args("swiglu", p=v)))

@@ -16,7 +16,7 @@ import pytest
 
 from tests.hardening_rows import OPERATORS, ROWS, SLOTS, slot_index
 from tests.hardening_support import report, run_json
-from tests.registry import extras
+
 
 NULL, INVALID, TILING, INNER_NULL, RUNTIME = 161001, 161002, 561002, 561103, 361001
 TYPE = {"str": "str", "float": "float", "list": "list", "ndarray": "ndarray", "scalar": "AclScalar",
@@ -32,8 +32,8 @@ def expected() -> dict[str, tuple[int, str]]:
             e[f"{op}-{slot}-destroyed"] = (INVALID, f"{o.api}: {name} was destroyed")
             for kind in ("str", "float", "list", "ndarray", "scalar"):
                 e[f"{op}-{slot}-{kind}"] = (INVALID, f"{o.api}: {name} must be an aclTensor, got {TYPE[kind]}")
-        if extras(o) and extras(o)[0].kind != "int64":
-            name = extras(o)[0].name
+        if o.scalars:
+            name = o.scalars[0].name
             e[f"{op}-param-none"] = (NULL, f"{o.api}: {name} is nullptr")
             e[f"{op}-param-destroyed"] = (INVALID, f"{o.api}: {name} was destroyed")
             for kind in ("str", "float", "tensor"):

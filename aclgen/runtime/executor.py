@@ -42,11 +42,12 @@ class Executor:
         "staging",
         "state",
         "template",
+        "templates",
         "tensors",
         "workspace_size",
     )
 
-    def __init__(self, api, workspace_size, call, args, numel, staging, tensors, blocks, template=None):
+    def __init__(self, api, workspace_size, call, args, numel, staging, tensors, blocks, template=None, templates=()):
         self.api: str = api
         self.workspace_size: int = workspace_size
         self.call = call  # the kernel's native entry (it splits big calls over the pool); None: empty
@@ -58,6 +59,12 @@ class Executor:
         self.repeatable = False
         self.state = READY
         self.template = template  # the planner's Template, when the plan made one
+        self.templates = templates or ((template,) if template is not None else ())  # every kernel's, in order
+
+    @property
+    def kernels(self) -> tuple:
+        """The kernels the executor runs, in order (none: nothing to compute)."""
+        return tuple(t.kernel for t in self.templates)
 
     def __repr__(self) -> str:
         state = ("ready", "consumed", "destroyed")[self.state]

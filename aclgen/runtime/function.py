@@ -195,8 +195,14 @@ class Function:
 
     def kernel_for(self, /, *args, out=None, **kwargs) -> Kernel | None:
         """The kernel a call with these arguments would run (compiled now if it is new), without
-        running it; None when the call has nothing to compute. Raises OperatorError as the call
-        would. (`aclgen tune` measures schedules of exactly this variant.)"""
+        running it; None when the call has nothing to compute (the first of them, for an operator
+        that runs several: `kernels_for`). Raises OperatorError as the call would. (`aclgen tune`
+        measures schedules of exactly this variant.)"""
+        kernels = self.kernels_for(*args, out=out, **kwargs)
+        return kernels[0] if kernels else None
+
+    def kernels_for(self, /, *args, out=None, **kwargs) -> tuple[Kernel, ...]:
+        """Every kernel a call with these arguments would run, in order (see `kernel_for`)."""
         args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         op, n = self.op, self._n_in
         ins = [_tensor(op, name, a) for name, a in zip(op.inputs, args[:n])]
@@ -207,7 +213,7 @@ class Function:
             executor = api.get_workspace_size(op, _c_args(op, ins, values, args[n + len(op.scalars):], out_tensors))
         except AclError as e:
             raise OperatorError(e.message, e.status) from None
-        return executor.template.kernel if executor.template is not None else None
+        return executor.kernels
 
     def empty_outputs(self, /, *args, **kwargs) -> list[np.ndarray]:
         """Uninitialized numpy outputs of the shapes and dtypes a call with `args` (inputs,

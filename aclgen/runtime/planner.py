@@ -329,7 +329,7 @@ def _sequence(api: str, tpls: tuple[Template, ...], tensors, n_in: int, blocks) 
             call(*args[at : at + n])
             at += n
 
-    return Executor(api, workspace, run, kargs, max(t.numel for t in tpls), staging, tensors, blocks)
+    return Executor(api, workspace, run, kargs, max(t.numel for t in tpls), staging, tensors, blocks, templates=tpls)
 
 
 def _template(call: checks.Call, tensors, staged, slots, options: Options, threads: int) -> tuple[Template, ...]:

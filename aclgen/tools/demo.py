@@ -72,10 +72,10 @@ def _first_call(fn, args: Sequence, out=None) -> tuple[object, float | None, flo
     compiled, loaded = (cache.stats[k] > before[k] for k in ("compiles", "disk_hits"))
     if not compiled and not loaded:
         return result, None, None
-    seconds = fn.kernel_for(*args, out=out).seconds
+    kernels = fn.kernels_for(*args, out=out)
     if compiled:
-        return result, sum(v for k, v in seconds.items() if k != "cache-load") * 1e3, None
-    return result, None, seconds.get("cache-load", 0.0) * 1e3
+        return result, sum(v for k in kernels for s, v in k.seconds.items() if s != "cache-load") * 1e3, None
+    return result, None, sum(k.seconds.get("cache-load", 0.0) for k in kernels) * 1e3
 
 
 def example_row(op: Operator, ex: Example) -> Row:

@@ -76,16 +76,20 @@ def input_shapes(op: Operator, shape: tuple[int, ...]) -> list[tuple[int, ...]]:
     """The inputs' shapes for outputs of `shape` (ValueError when the operator cannot make it)."""
     if op.input_shapes is not None:
         return [tuple(s) for s in op.input_shapes(tuple(shape))]
-    return [tuple(shape)] * len(op.inputs)
+    along = [op.tensor(n).along for n in op.inputs]  # an input along one dim (Prelu's weight): that dim
+    return [tuple(shape) if a is None or not shape else (shape[a % len(shape)],) for a in along]
 
 
 def make_case(op: Operator, shape: tuple[int, ...], dtype: dt.DType, rng: np.random.Generator,
               params: dict | None = None) -> Case:
-    """Random inputs of `op` in `dtype` for outputs of `shape`; scalars from `params` or their
+    """Random inputs of `op` in `dtype` (the first row of its dtype combinations that starts with
+    `dtype`, where it has a table) for outputs of `shape`; scalars from `params` or their
     `Scalar.sample` (0.5), attributes at their examples for `shape` (their defaults)."""
     params = params or {}
     values = [params.get(s.name, s.sample) for s in op.scalars]
-    tensors = [random_array(s, dtype, rng, values) for s in input_shapes(op, shape)]
+    row = op.combination(dtype.name)  # an operator with a table of combinations: dtype's first row
+    dtypes = [dt.dtype(d) for d in row[: len(op.inputs)]] if row else [dtype] * len(op.inputs)
+    tensors = [random_array(s, d, rng, values) for s, d in zip(input_shapes(op, shape), dtypes)]
     args = [*tensors, *values, *(a.example_for(shape) for a in op.attrs)]
     return Case(op, args, function_of(op).empty_outputs(*args))
 

@@ -8,7 +8,7 @@ multiplies by the reciprocal, as the doc's rstdOut implies). `epsilon` is a C do
 dtypes: the doc's table of combinations of (x, gamma): float16 or bfloat16 x with float32 gamma,
 or x and gamma of one dtype; yOut has x's dtype and rstdOut is float32 (Ascend910 and Ascend310P:
 float16 and float32 only). Checks in CANN's order: the tensors present (161001); the dtype
-combination, yOut's and rstdOut's dtypes (161002); then the shapes (CANN finds them while tiling:
+combination, yOut's and rstdOut's dtypes, at most 8 dims (161002); then the shapes (CANN finds them while tiling:
 561002): gamma the end of x's shape and not empty, yOut x's shape, rstdOut x's with gamma's dims 1.
 Bound (tests): 4 ulp of the output dtype against float64 (mean's sum rounds in n / 32 lanes).
 """
@@ -39,6 +39,7 @@ def trailing(call, name: str, of: str, status: int = C.ACLNN_ERR_INNER_TILING_ER
 def check(call):
     call.present()
     call.dtype_combination()
+    call.max_rank()
     reduced = trailing(call, "gamma", "x")
     tiling = C.ACLNN_ERR_INNER_TILING_ERROR
     for name, want in (("yOut", call.tensor("x").view_dims), ("rstdOut", reduced)):

@@ -7,7 +7,7 @@ dims, so they are two kernels of one executor: dx a row at a time, dgamma over t
 
 dtypes: the doc's table of (dy, x, rstd, gamma, dxOut, dgammaOut): dy, x and dxOut of one dtype,
 rstd and dgammaOut float32, gamma float32 or dy's dtype (Ascend910/310P: float16 or float32,
-gamma dy's). Checks: the tensors present (161001); the combination (161002); the shapes (561002:
+gamma dy's). Checks: the tensors present (161001); the combination, at most 8 dims (161002); the shapes (561002:
 CANN finds them while tiling): x and dxOut dy's shape, gamma the end of it, rstd dy's shape with
 gamma's dims 1, dgammaOut gamma's. Bound (tests): 4 ulp of the output dtype at the size of the terms.
 """
@@ -31,6 +31,7 @@ DTYPES = {"Ascend910B": A2, "Ascend910_93": A2, "Ascend950": A2, "Ascend910": OL
 def check(call):
     call.present()
     call.dtype_combination()
+    call.max_rank()
     reduced = trailing(call, "gamma", "dy")
     dy = call.tensor("dy").view_dims
     for name, want in (("x", dy), ("dxOut", dy), ("rstd", reduced), ("dgammaOut", call.tensor("gamma").view_dims)):
