@@ -282,7 +282,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from aclgen.tools.operators import builtins, load
 
     shape = _shape(args.shape)
-    ops = builtins() + [op for path in args.ops or () for op in load(path)]
+    users = [op for path in args.ops or () for op in load(path)]
+    ops = builtins() + users
+    if args.only:
+        wanted = {n.strip() for n in args.only.split(",") if n.strip()}
+        ops = [op for op in ops if wanted & {op.python_name, op.name, op.api}]
+        users = [op for op in users if op in ops]
+        if not ops:
+            raise UsageError(f"--only {args.only}: no such operator (see `aclgen ops`)")
     start = time.perf_counter()
     with _soc(args.soc):
         soc = knobs().soc_version
@@ -295,15 +302,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(_format_row(["-" * w for w in widths], widths))
 
         def show(r: demo.Row) -> None:
-            print(_format_row([r.op, r.dtype, r.shape, r.check, r.kernel, f"{r.run_us:.1f}"], widths), flush=True)
+            run = f"{r.run_us:.1f}" if r.timed else "-"
+            print(_format_row([r.op, r.dtype, r.shape, r.check, r.kernel, run], widths), flush=True)
 
-        rows = demo.rows(ops, shape, args.seed, show)
+        rows = demo.rows(ops, shape, args.seed, show, users)
     failed = [r for r in rows if not r.ok]
     print(
         f"\n{len(rows) - len(failed)} of {len(rows)} checks ok in {time.perf_counter() - start:.1f} s. "
         "'every digit': the operator's worked example reproduced to every digit it prints; '= scalar -O0 build': random data with "
         "edge values (NaN, ±inf, ±0, ±3, subnormals, the parameter) gives the same bits as the same formula "
-        "compiled without vectorization or LLVM optimization. 'compile ms': the time of the variant's compile "
+        "compiled without vectorization or LLVM optimization (a formula's own mistakes pass it: 'reference' "
+        "rows compare an --ops operator with its reference= on edge values, within its tolerance= in ulp). "
+        "'compile ms': the time of the variant's compile "
         "stages (the compiler's own import, once per process, is not counted); 'disk': loaded from the compile "
         "cache in that many ms; 'cached': compiled or loaded for an earlier row."
     )
@@ -463,12 +473,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="compile every operator, check its examples and every dtype, print a table",
         description="Compile every built-in operator (and those of --ops FILE.py), reproduce their worked "
         "examples, run every dtype of the SoC profile on random data against the scalar "
-        "-O0 build (see `aclgen run -h`), print a table. Exits 1 on any mismatch.",
+        "-O0 build (see `aclgen run -h`), and compare each --ops operator with its reference= on edge "
+        "values (±0, ±inf, NaN, subnormals, the boundaries its formula compares with) within its "
+        "tolerance=, print a table. Exits 1 on any mismatch.",
     )
     s.add_argument("--shape", default="1000x1002", help="random data shape (default 1000x1002: not a multiple of the vector width)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--soc", help="SoC profile (default: ACLGEN_SOC_VERSION or Ascend910B)")
     s.add_argument("--ops", action="append", metavar="FILE.py", help="also a module's own operators")
+    s.add_argument("--only", metavar="NAMES", help="only these operators (comma list of Python or aclnn names)")
     s.set_defaults(func=cmd_demo)
 
     s = sub.add_parser(

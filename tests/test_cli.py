@@ -12,6 +12,7 @@ import pytest
 from aclgen.cli import main
 from aclgen.codegen.target import host
 from aclgen.tools.demo import check_example
+from tests.registry import builtins
 
 
 def aclgen(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -169,11 +170,45 @@ def test_spec_example_check_catches_a_wrong_digit():
 
 
 def test_demo_passes_and_prints_a_row_per_dtype(capsys):
-    assert main(["demo", "--shape", "37x19"]) == 0
+    # the seeds and a sample of the family (`aclgen demo` alone runs every operator)
+    sample = ",".join(op.python_name for op in builtins())
+    assert main(["demo", "--shape", "37x19", "--only", sample]) == 0
     out = capsys.readouterr().out
-    assert out.count("example ok") == 5
+    assert out.count("example ok") == sum(len(op.examples) for op in builtins())
     assert "threshold_backward   uint8" in out
-    assert "25 of 25 checks ok" in out
+    rows = sum(len(op.examples) + len(op.supported("Ascend910B")) for op in builtins())
+    assert f"{rows} of {rows} checks ok" in out
+
+
+RELU = """
+import numpy as np
+import aclgen
+
+
+def relu(x):
+    return np.where(np.isnan(x), x, np.maximum(x, 0.0))
+
+
+@aclgen.operator("SelectRelu", inputs=("self",), outputs=("out",), reference=relu)
+def select_relu(x):
+    return aclgen.select(x > 0.0, x, 0.0)   # 0 at NaN: torch.relu keeps the NaN
+
+
+@aclgen.operator("MaximumRelu", inputs=("self",), outputs=("out",), reference=relu)
+def maximum_relu(x):
+    return aclgen.maximum(x, 0.0)
+"""
+
+
+def test_demo_compares_a_users_operators_with_their_reference(tmp_path, capsys):
+    path = tmp_path / "my_relu.py"
+    path.write_text(RELU)
+    assert main(["demo", "--shape", "5x3", "--ops", str(path), "--only", "select_relu,maximum_relu"]) == 1
+    out = capsys.readouterr().out
+    # the -O0 build shares the formula's mistake; the reference does not
+    assert "select_relu          float32   5x3        = scalar -O0 build" in out
+    assert "select_relu          float32   edges      reference: out: inf ulp" in out and "want nan" in out
+    assert "maximum_relu         float32   edges      reference: 0 <= 0 ulp" in out
 
 
 def test_opt_help_is_xdsl_opts_and_lists_our_passes():

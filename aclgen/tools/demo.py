@@ -1,5 +1,6 @@
 """`aclgen demo`: every registered operator's worked examples, then every dtype of the SoC
-profile on random data against the scalar -O0 build (aclgen.tools.run), one row per check."""
+profile on random data against the scalar -O0 build (aclgen.tools.run), then a user's operators
+against their `reference=` on edge values (aclgen.tools.accuracy), one row per check."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aclgen import cache
 from aclgen.declaration import Example, Operator
 from aclgen.knobs import knobs
 from aclgen.runtime.function import function_of
+from aclgen.tools import accuracy
 from aclgen.tools.run import compare_all, input_shapes, make_case, reference, time_calls
 
 
@@ -55,10 +57,13 @@ class Row:
     load_ms: float | None  # its load from the disk cache (None: not loaded for this row)
     run_us: float
     ok: bool
+    timed: bool = True  # False: a check without a timing (a reference row)
 
     @property
     def kernel(self) -> str:
         """How the row's variant came: its compile time, its load time, or "cached" (an earlier row's)."""
+        if not self.timed:
+            return "-"
         if self.compile_ms is not None:
             return f"{self.compile_ms:.1f}"
         return "cached" if self.load_ms is None else f"disk {self.load_ms:.1f}"
@@ -103,9 +108,29 @@ def random_row(op: Operator, shape: tuple[int, ...], dtype, rng: np.random.Gener
                bad == 0)
 
 
-def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: Callable[[Row], None]) -> list[Row]:
+def reference_rows(op: Operator) -> list[Row]:
+    """`op` against its `reference=` on edge values, a row per dtype (or row of its dtype
+    combinations): the worst error in ulp of the output dtype, within `op.tolerance`. An operator
+    without a reference gets one row that says so: the -O0 build shares its formula's mistakes
+    (select(x > 0, x, 0) is 0 at NaN, unlike torch.relu)."""
+    if op.reference is None:
+        return [Row(op.python_name, "-", "-", "no reference= to compare with", None, None, 0.0, True, False)]
+    out = []
+    for case in accuracy.dtype_cases(op):
+        findings = accuracy.check(op, case if "+" not in case else tuple(case.split("+")))
+        worst = max(findings, key=lambda f: f.ulp)
+        ok = worst.ulp <= op.tolerance
+        check = (f"reference: {worst.ulp:.2g} <= {op.tolerance:g} ulp" if ok else
+                 f"reference: {worst} > {op.tolerance:g}")
+        out.append(Row(op.python_name, case.split("+")[0], "edges", check, None, None, 0.0, ok, False))
+    return out
+
+
+def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: Callable[[Row], None],
+         referenced: Sequence[Operator] = ()) -> list[Row]:
     """Every operator's examples, then every dtype of the SoC profile on random data of `shape`
-    (for an operator that cannot make outputs of `shape`, the last dim one larger)."""
+    (for an operator that cannot make outputs of `shape`, the last dim one larger), then each of
+    `referenced` against its reference."""
     out: list[Row] = []
 
     def add(row: Row) -> None:
@@ -125,4 +150,7 @@ def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: C
             op_shape = (*shape[:-1], shape[-1] + 1) if shape else (2,)
         for dtype in op.supported(soc):
             add(random_row(op, op_shape, dtype, rng))
+    for op in referenced:
+        for row in reference_rows(op):
+            add(row)
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from tests.ops.family import NUMPY
+from aclgen.tools.accuracy import NUMPY
 
 # the cases, one row each: what a reduction must get right
 ROWS = ("random", "equal", "+inf", "-inf", "nan", "huge", "tiny", "mixed scale", "zeros")

@@ -18,7 +18,7 @@ import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.runtime import constants as C
 from aclgen.tools.demo import check_example
-from tests.ops.family import ulp_error
+from aclgen.tools.accuracy import ulp_error
 
 NULL, INVALID = 161001, 161002
 F32, F16, BF16 = np.float32, np.float16, ml_dtypes.bfloat16

@@ -17,7 +17,7 @@ import pytest
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 import aclgen.ops as ops
-from tests.ops.family import ulp_error
+from aclgen.tools.accuracy import ulp_error
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

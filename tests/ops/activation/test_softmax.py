@@ -10,7 +10,7 @@ import pytest
 
 import aclgen.ops as ops
 from aclgen.knobs import overridden
-from tests.ops.family import NUMPY, ulp_error
+from aclgen.tools.accuracy import NUMPY, ulp_error
 from tests.ops.reductions import edge_rows, layouts
 
 torch = pytest.importorskip("torch")

@@ -13,7 +13,7 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.knobs import overridden
-from tests.ops.family import NUMPY, dtype_cases, ulp_error
+from aclgen.tools.accuracy import NUMPY, dtype_cases, ulp_error
 from tests.ops.reductions import edge_rows, layouts
 
 torch = pytest.importorskip("torch")

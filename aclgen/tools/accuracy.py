@@ -1,14 +1,19 @@
-"""What the family tests share: edge-value data, inputs for any declared operator, and the error
-of a result in ulps of its dtype against a float64 reference."""
+"""An operator against its `reference=`: edge-value data (±0, ±inf, NaN, subnormals, the largest
+values, the boundaries its formula compares with), inputs for any declaration, its attributes'
+values worth running, and the error of each result in ulps of its dtype against the float64
+reference (at the reference's `.scale` where it cancels). `aclgen demo --ops FILE.py` runs
+`check` on a user's operators; the suite on every built-in (tests/ops/test_family.py)."""
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
 
 from aclgen.declaration import REQUIRED, AttrKind, Operator
+from aclgen.runtime.function import function_of
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 NUMPY = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BF16,
@@ -62,7 +67,7 @@ def ulp_error(got: np.ndarray, want: np.ndarray, dtype: str, scale=None) -> np.n
     both_nan = np.isnan(g) & np.isnan(w)
     inf_ok = np.isinf(w_rounded) & (g == w_rounded)
     err = np.where(both_nan | inf_ok, 0.0, err)
-    bad = (np.isnan(g) != np.isnan(w)) | (np.isinf(g) & ~inf_ok & ~both_nan)
+    bad = (np.isnan(g) != np.isnan(w)) | ((np.isinf(g) | np.isinf(w)) & ~inf_ok & ~both_nan)
     return np.where(bad, np.inf, err)
 
 
@@ -123,3 +128,52 @@ def dtype_cases(op: Operator) -> list[str]:
         rows = (row[:len(op.inputs)] for rows in op.combinations.values() for row in rows)
         return list(dict.fromkeys("+".join(r) for r in rows))
     return [d.name for d in op.all_dtypes()]
+
+
+@dataclass
+class Finding:
+    """The worst element of one output for one set of attribute values."""
+
+    output: str
+    attrs: tuple
+    ulp: float  # the largest error, in ulp of the output's dtype (inf: NaN or inf where the reference is not)
+    index: int
+    got: float
+    want: float
+
+    def __str__(self) -> str:
+        at = f" attrs {self.attrs}" if self.attrs else ""
+        return (f"{self.output}{at}: {self.ulp:.3g} ulp at element {self.index}: got {self.got!r}, "
+                f"want {self.want!r}")
+
+
+def check(op: Operator, dtype: str | tuple[str, ...], seed: int = 0) -> list[Finding]:
+    """`op` on edge values in `dtype` (a dtype, or one per input: a row of its combinations) for
+    each of its attribute cases, against `op.reference` in float64: the worst element of each
+    output (compare `ulp` with `op.tolerance`)."""
+    assert op.reference is not None
+    fn = function_of(op)
+    ins = inputs_for(op, dtype, seed)
+    scalars = [s.sample for s in op.scalars]
+    found = []
+    for attrs in attr_cases(op, ins[0].shape if ins and ins[0] is not None else ()):
+        got = fn(*ins, *scalars, *attrs)
+        args = [None if a is None else a.astype(np.float64) for a in ins]
+        with np.errstate(all="ignore"):
+            want = op.reference(*args, *scalars, *attrs)
+            scale = getattr(op.reference, "scale", None)
+            scales = scale(*args, *scalars, *attrs) if scale is not None else None
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        scales = scales if isinstance(scales, tuple) else (scales,) * len(want)
+        for name, g, w, sc in zip(op.outputs, got, want, scales):
+            if g is None:
+                continue
+            sc = None if sc is None else np.broadcast_to(sc, g.shape)
+            w = np.broadcast_to(w, g.shape)
+            err = ulp_error(g, w, np.dtype(g.dtype).name, sc)
+            worst = int(np.argmax(err)) if err.size else 0
+            found.append(Finding(name, attrs, float(err.max()) if err.size else 0.0, worst,
+                                 float(np.ravel(g)[worst]) if err.size else 0.0,
+                                 float(np.ravel(w)[worst]) if err.size else 0.0))
+    return found
