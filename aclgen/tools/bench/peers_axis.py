@@ -245,8 +245,12 @@ def rms_norm_grad_numba(loop):
                     xr = x2[r, j] * rs
                     dx2[r, j] = (dy2[r, j] * g1[j] - xr * m) * rs
                     part[b, j] += dy2[r, j] * xr
+        # explicit loops: under parallel=True a `part[:, j].sum()` per j is a parallel region each
         for j in range(n):
-            dg1[j] = part[:, j].sum()
+            dg1[j] = 0.0
+        for b in range(blocks):
+            for j in range(n):
+                dg1[j] += part[b, j]
 
     return rms_norm_grad
 
@@ -354,9 +358,13 @@ def layer_norm_backward_numba(loop):
                     dx2[r, j] = (g2[r, j] * w1[j] - a1 - xhat * a2) * rs
                     pw[k, j] += g2[r, j] * xhat
                     pb[k, j] += g2[r, j]
-        for j in range(n):
-            dw1[j] = pw[:, j].sum()
-            db1[j] = pb[:, j].sum()
+        for j in range(n):  # explicit loops, as in rms_norm_grad
+            dw1[j] = 0.0
+            db1[j] = 0.0
+        for k in range(blocks):
+            for j in range(n):
+                dw1[j] += pw[k, j]
+                db1[j] += pb[k, j]
 
     return layer_norm_backward
 
