@@ -18,9 +18,12 @@ inputs into its own output (peers.py):
 | `numba-prange` | the same loop as `@njit(parallel=True)` with `prange` |
 
 Any declared operator runs (a built-in or aclnn name, or FILE.py:NAME): its inputs have the
-shapes its declaration gives for the row's output, its aclScalars are 0.5 and its int attributes
-their defaults. The peers are written per operator (`peers.PEERS`, keyed by aclnn name); an
-operator without an entry has none, and its rows time aclgen alone. Tools that are not
+shapes its declaration gives for the row's output (`run.input_shapes`) and the dtypes of its
+first dtype combination for the row's dtype, its aclScalars their samples (their defaults, else
+0.5) and its attributes their examples for the shape (`Attr.example_for`: LayerNorm's
+normalizedShape is the last dim). The peers are written per operator (`peers.PEERS`, keyed by
+aclnn name; the operators over an axis in peers_axis.py, CANN's activation family, torch alone,
+in peers_family.py); an operator without an entry has none, and its rows time aclgen alone. Tools that are not
 installed, or cannot handle a dtype or an operator, are skipped with the reason recorded. Every
 peer's output is compared with aclgen's after warm-up; a disagreement is reported (a peer that
 computes something else would make its timing meaningless), never silently timed.
@@ -45,9 +48,12 @@ same total size, timed in the same rounds with numpy and, where installed, numba
 as a fraction of it.
 
 Sizes count the elements of each kernel output (1K = 1024): the output's, but SwiGluGrad's kernel
-writes out in halves, so its size is yGrad's (x and out have 2N). Without --sizes and --dtypes the
-default matrix runs: float32 at 1K, 64K, 1M, 16M and float16, bfloat16 at 1M; giving either
-option runs the full product of the two lists.
+writes out in halves, so its size is yGrad's (x and out have 2N). A size may be a shape,
+`4096x4096` or `65536x256` (`AxB[xC...]`, each dim as a size): the rows of an operator over an
+axis are then that many rows of that length, and the table and the JSON (`shape`) show it; a
+plain size is a 1-D problem. Without --sizes and --dtypes the default matrix runs: float32 at 1K,
+64K, 1M, 16M and float16, bfloat16 at 1M; giving either option runs the full product of the two
+lists.
 
 `--isa avx2` measures every tool held to AVX2 on any x86-64 machine that has it (both code
 paths on one AVX-512 machine: `aclgen bench` and `aclgen bench --isa avx2`): aclgen with
@@ -155,7 +161,8 @@ def add_subcommand(sub) -> None:
     )
     s.add_argument("ops", nargs="*", metavar="OP",
                    help="operators: built-in or aclnn names, or FILE.py:NAME (default: the built-ins)")
-    s.add_argument("--sizes", help=f"comma list of sizes in elements, e.g. {DEFAULT_SIZES} (K = 1024)")
+    s.add_argument("--sizes", help=f"comma list of sizes in elements, e.g. {DEFAULT_SIZES} (K = 1024), or of "
+                   "shapes, e.g. 4096x4096,65536x256")
     s.add_argument("--dtypes", help=f"comma list of dtypes (default with --sizes: {DEFAULT_DTYPES})")
     s.add_argument("--tools", help=f"comma list of tools to run (default: all installed of {','.join(TOOLS)}; aclgen always runs)")
     s.add_argument("--parts", help=f"comma list of parts (default: {','.join(PARTS)})")
