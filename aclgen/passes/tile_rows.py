@@ -23,6 +23,11 @@ For each row the function runs, in the order of the formula:
 
 A pass re-reads the row, from the cache when it fits (a 4096-float row is 16 KiB).
 
+A row of at most `ROW_BUFFER` elements keeps a reduction's operand that the outputs use again and
+that takes a heavy function (softmax's exp(x - max): `_reused`) in a stack buffer during its
+pass, and the outputs read it back instead of computing it again; longer rows compute it twice
+(the choice is an `scf.if` on the row's length). Both give the same bits.
+
 A kernel marked `columns` (the planner's choice when the operands walk the innermost kept dim
 contiguously and the reduced ones with a stride: RmsNormGrad's dgamma sums down the columns of
 x) runs `COLUMN_LANES` adjacent rows at a time instead, one per vector lane: its views' layouts
@@ -69,6 +74,10 @@ LANES = 32  # partial results per reduction: element j of a run goes to lane j m
 # cache lines a row visit (fewer leave the prefetchers idle on rows a page apart). One thread,
 # [4096, 4096] f32, LayerNormBackward's gradBias: 16 lanes 18.5 ms, 32 9.6, 64 8.4, 128 12.7.
 COLUMN_LANES = 64
+# Floats a row may hold to keep a reduction's heavy operand for its outputs (`_reused`): 32 KiB of
+# stack per operand. One thread, f32 softmax (medians on a loaded machine): [65536, 256] 29.7 ->
+# 19.5-24.7 ms, [4096, 4096] 30.0 -> 20.3-25.9 ms.
+ROW_BUFFER = 8192
 IDENTITY = {"sum": 0.0, "mean": 0.0, "amax": float("-inf"), "amin": float("inf")}
 
 
@@ -102,6 +111,7 @@ class _Row:
         self.mask: SSAValue | None = None  # `columns`: the block's rows
         self.width: int | None = None  # `columns`: rows per block
         self.entry: Builder | None = None  # `columns`: the function's entry (its stack slots)
+        self.cached: dict[SSAValue, SSAValue] = {}  # reduction operands kept in a row buffer (`_reused`)
         rank = len(dims)
         self.kept = rank - kernel.reduced.data
         self.inner = dims[-1]
@@ -202,6 +212,8 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     run, *accs = runs_body.args
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
+    keep = _buffer_rows(row, rb, run, [op.input for op in ops])
+    one = rb.index(1)
 
     # full vectors of 32 columns
     body = Block(arg_types=[i64] + [vt] * len(ops))
@@ -209,6 +221,8 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     vb = Builder.at_end(body)
     memo: dict[SSAValue, SSAValue] = {}
     vs = [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]
+    for v, buf in keep.items():  # kept for the outputs (`_reused`)
+        vb(tile.StoreOp(memo[v], buf, col, one, "contiguous", f32))
     vb(scf.YieldOp(*[_combine(vb, k, x, v) for k, x, v in zip(kinds, a, vs)]))
     loop = scf.ForOp(zero, full, step, list(accs), Region(body))
     loop.attributes["tile.reduce"] = UnitAttr()
@@ -223,6 +237,8 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     memo = {}
     tvs = [tb.select(mask, _clone_cone(op.input, row, tb, ptrs, tcol, LANES, mask, memo), _identity(tb, k))
            for op, k in zip(ops, kinds)]
+    for v, buf in keep.items():
+        tb(tile.StoreOp(memo[v], buf, tcol, one, "contiguous", f32, mask=mask))
     tb(scf.YieldOp(*[_combine(tb, k, x, v) for k, x, v in zip(kinds, ta, tvs)]))
     tail_loop = scf.ForOp(full, n, step, list(loop.results), Region(tail))
     tail_loop.attributes["tile.reduce"] = UnitAttr()
@@ -244,6 +260,17 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
             value = b.div(value, row.count(b))
         values.append(value)
     return values
+
+
+def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values) -> dict[SSAValue, SSAValue]:
+    """For each of `values` the row keeps in a buffer (`row.cached`), the buffer at run `run`."""
+    at = None
+    out = {}
+    for v in dict.fromkeys(values):
+        if v in row.cached:
+            at = at or b(arith.MuliOp(run, row.inner))
+            out[v] = b(tile.OffsetOp(row.cached[v], at, f32))
+    return out
 
 
 def _ready(kernel: ew.KernelOp, done: set[SSAValue]) -> list[ew.ReduceOp]:
@@ -296,46 +323,100 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         kept_strides = [s[:kept] for s in strides]
         rows = offsets_of(b, row_index, dims[:kept], kept_strides, list(bases), views) if kept else list(bases)
         col, mask, width = b.index(0), None, None
-    row = _Row(kernel, b, dims, strides, rows, uniform)
     first_op = entry.first_op
     assert first_op is not None
     top = Builder(lambda op: entry.insert_op_before(op, first_op))  # stack slots: before any use
-    row.col, row.mask, row.width, row.entry = col, mask, width, top
-    n_in = len(ins)
-    for arg, p in zip(kernel.block.args[n_in:], pvals):
-        row.values[arg] = p if width is None else b(tile.SplatOp(p, _vec(p.type, width)))
 
-    yield_op = kernel.block.last_op
-    assert isinstance(yield_op, ew.YieldOp)
-    for op in kernel.block.ops:
-        if isinstance(op, ew.ReduceOp):
-            if op.result not in row.values:
-                group = _ready(kernel, set(row.values))
-                values = _reduce(row, group) if width is None else _reduce_columns(row, group)
-                row.values.update((r.result, v) for r, v in zip(group, values))
-        elif op is not yield_op and op.results and op.results[0] in uniform:
-            clone = op.clone(value_mapper=dict(row.values)) if width is None else _widened(op, row.values, width)
-            b(clone)
-            for old, new in zip(op.results, clone.results):
-                row.values[old] = new
+    def body(b: Builder, cached: dict[SSAValue, SSAValue]) -> None:
+        """The row's reductions, row values and outputs, built with `b` (`cached`: the reduction
+        operands kept in a row buffer for the outputs, by value: the buffer)."""
+        row = _Row(kernel, b, dims, strides, rows, uniform)
+        row.col, row.mask, row.width, row.entry, row.cached = col, mask, width, top, cached
+        n_in = len(ins)
+        for arg, p in zip(kernel.block.args[n_in:], pvals):
+            row.values[arg] = p if width is None else b(tile.SplatOp(p, _vec(p.type, width)))
+        yield_op = kernel.block.last_op
+        assert isinstance(yield_op, ew.YieldOp)
+        for op in kernel.block.ops:
+            if isinstance(op, ew.ReduceOp):
+                if op.result not in row.values:
+                    group = _ready(kernel, set(row.values))
+                    values = _reduce(row, group) if width is None else _reduce_columns(row, group)
+                    row.values.update((r.result, v) for r, v in zip(group, values))
+            elif op is not yield_op and op.results and op.results[0] in uniform:
+                clone = op.clone(value_mapper=dict(row.values)) if width is None else _widened(op, row.values, width)
+                b(clone)
+                for old, new in zip(op.results, clone.results):
+                    row.values[old] = new
 
-    # outputs: row values stored once at the row's position, the others in the column loop
-    element_outputs = []
-    for j, (v, view) in enumerate(zip(yield_op.values, outs)):
-        o = n_in + j
-        if v in uniform:
-            b(tile.StoreOp(row.values[v], rows[o], col, row.lane_stride(o),
-                           view.layout.data if width else "contiguous", view.element_type, mask=mask))
-        else:
-            element_outputs.append((j, v, view))
-    if element_outputs:
-        (_final_pass if width is None else _final_pass_columns)(row, element_outputs)
+        # outputs: row values stored once at the row's position, the others in the column loop
+        element_outputs = []
+        for j, (v, view) in enumerate(zip(yield_op.values, outs)):
+            o = n_in + j
+            if v in uniform:
+                b(tile.StoreOp(row.values[v], rows[o], col, row.lane_stride(o),
+                               view.layout.data if width else "contiguous", view.element_type, mask=mask))
+            else:
+                element_outputs.append((j, v, view))
+        if element_outputs:
+            (_final_pass if width is None else _final_pass_columns)(row, element_outputs)
+
+    reused = _reused(kernel) if width is None else []
+    if reused:  # rows that fit keep them in a buffer; longer rows compute them again
+        size = b.index(1)
+        for d in dims[kept:]:
+            size = b(arith.MuliOp(size, d))
+        fits = b(arith.CmpiOp(size, b.index(ROW_BUFFER), "sle"))
+        buffers = {v: top(tile.AllocaOp(ROW_BUFFER, f32)) for v in reused}
+        then_block, else_block = Block(), Block()
+        body(Builder.at_end(then_block), buffers)
+        then_block.add_op(scf.YieldOp())
+        body(Builder.at_end(else_block), {})
+        else_block.add_op(scf.YieldOp())
+        b(scf.IfOp(fits, [], Region(then_block), Region(else_block)))
+    else:
+        body(b, {})
     b(scf.YieldOp())
     entry.add_op(func.ReturnOp())
 
     f = func.FuncOp(kernel.sym_name.data, ([ptr] * len(views) + [ptr, i64, i64], []), Region(entry))
     f.attributes["tile.rows"] = IntegerAttr(kernel.reduced.data, i64)
     return f
+
+
+def _heavy(v: SSAValue, uniform: set[SSAValue]) -> bool:
+    """Whether element value `v` is made with a heavy function (exp, ...) along the row."""
+    seen: set[SSAValue] = set()
+    todo = [v]
+    while todo:
+        x = todo.pop()
+        if x in seen or x in uniform or not isinstance(x, OpResult):
+            continue
+        seen.add(x)
+        if isinstance(x.op, ew.FunctionOp) and x.op.FUNCTION.heavy:
+            return True
+        todo.extend(x.op.operands)
+    return False
+
+
+def _reused(kernel: ew.KernelOp) -> list[SSAValue]:
+    """The reductions' operands that the element outputs use again and that take a heavy
+    function to compute (softmax's exp(x - max)): a row that fits `ROW_BUFFER` keeps them from its
+    reduction pass for the outputs instead of computing them twice."""
+    uniform = row_values(kernel)
+    yield_op = kernel.block.last_op
+    assert isinstance(yield_op, ew.YieldOp)
+    used: set[SSAValue] = set()
+    todo = [v for v in yield_op.values if v not in uniform]
+    while todo:
+        x = todo.pop()
+        if x in used or x in uniform:
+            continue
+        used.add(x)
+        if isinstance(x, OpResult):
+            todo.extend(x.op.operands)
+    operands = [op.input for op in kernel.block.ops if isinstance(op, ew.ReduceOp)]
+    return list(dict.fromkeys(v for v in operands if v in used and _heavy(v, uniform)))
 
 
 def _widened(op: Operation, values: dict[SSAValue, SSAValue], width: int) -> Operation:
@@ -454,10 +535,12 @@ def _final_pass(row: _Row, element_outputs) -> None:
     runs_body = Block(arg_types=[i64])
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, runs_body.args[0])
+    kept = _buffer_rows(row, rb, runs_body.args[0], list(row.cached))
+    one = rb.index(1)
     cb_block = Block(arg_types=[i64])
     col = cb_block.args[0]
     cb = Builder.at_end(cb_block)
-    memo: dict[SSAValue, SSAValue] = {}
+    memo: dict[SSAValue, SSAValue] = {v: cb(tile.LoadOp(buf, col, one, "contiguous", f32)) for v, buf in kept.items()}
     for j, v, view in element_outputs:
         value = _clone_cone(v, row, cb, ptrs, col, None, None, memo)
         o = n_in + j
