@@ -31,12 +31,17 @@ def __getattr__(name: str) -> Any:
         return language[name]
     # The runtime (numpy views, the native layer) loads on first use: `import aclgen` stays light.
     if name in ("operator", "Function", "OperatorError"):
-        from aclgen.runtime import function
+        from aclgen.runtime import function, torch_library
+
+        torch_library.watch()  # declared operators become torch ops once torch is imported
 
         return {"operator": function.operator, "Function": function.Function,
                 "OperatorError": function.OperatorError}[name]
     if name == "compile":
         from aclgen import formula
+        from aclgen.runtime import torch_library
+
+        torch_library.watch()
 
         return formula.compile
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

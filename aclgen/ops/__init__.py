@@ -16,6 +16,7 @@ import sys
 from aclgen.declaration import Operator, collecting, registered
 from aclgen.frontend.dsl import FormulaError
 from aclgen.runtime.errors import OperatorError
+from aclgen.runtime import torch_library
 from aclgen.runtime.function import Function, function_of
 
 FAMILIES = ("activation", "norm")  # CANN's folders of hicann/ops-nn, one subpackage each
@@ -34,6 +35,7 @@ def family(op: Operator) -> tuple[str, str]:
     parts = op.formula.__module__.split(".")
     return parts[2], parts[3]
 globals().update({name: function_of(op) for name, op in OPERATORS.items()})
+torch_library.watch()  # the operators become torch ops (torch.ops.aclgen.*) once torch is imported
 
 
 _loaded: dict[str, list[Operator]] = {}  # real path -> the operators that file declared

@@ -30,16 +30,18 @@ from aclgen.declaration import declare as declare_operator
 from aclgen.frontend.dsl import FormulaError
 from aclgen.kernel import Kernel
 from aclgen.knobs import environ_keys
-from aclgen.runtime import api, dlpack, memory, torch_library
+from aclgen.runtime import api, dlpack, memory
 from aclgen.runtime import constants as C
 from aclgen.runtime import scalar as scalars
 from aclgen.runtime import tensor as tensors
 from aclgen.runtime.errors import AclError, OperatorError, OperatorTypeError
 from aclgen.runtime.soc import on_settings_change, settings
 
-# torch.compiler.is_compiling once torch is imported (torch_library): a call traced by
-# torch.compile is the operator's torch custom op
+# Set by aclgen/runtime/torch_library.py once torch is imported: torch.compiler.is_compiling,
+# and the operator's torch custom op, which a call traced by torch.compile (or needing autograd)
+# becomes
 compiling: Callable[[], bool] | None = None
+torch_op: Callable | None = None
 
 # the variables a plan depends on (aclgen.knobs); the cache location and policy do not matter
 PLAN_KNOBS = ("ACLGEN_TILE_SIZE", "ACLGEN_VECTOR_WIDTH", "ACLGEN_FMA", "ACLGEN_OPT_LEVEL", "ACLGEN_THREADS",
@@ -178,7 +180,8 @@ class Function:
         """The call as torch records it: the torch custom op (one opaque node of a compiled
         graph; differentiable when the operator declares its backward), its results written
         into `out` when one was given."""
-        result = torch_library.torch_op(self.op)(*inputs, *params)
+        assert torch_op is not None  # set with `compiling`
+        result = torch_op(self.op)(*inputs, *params)
         if out is None:
             return result
         outs, results = (out, result) if not self._single else ((out,), (result,))
@@ -559,4 +562,3 @@ def operator(name: str, **declaration):
     return declare
 
 
-torch_library.watch()  # torch custom ops for every declared operator, once torch is imported

@@ -84,6 +84,7 @@ def _enable() -> None:
     from aclgen.declaration import on_change
     from aclgen.runtime import function
 
+    function.torch_op = torch_op
     function.compiling = torch.compiler.is_compiling
     on_change(_sync)
     _sync()
