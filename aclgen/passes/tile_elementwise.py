@@ -74,23 +74,42 @@ def offsets_of(b: Builder, index: SSAValue, dims, strides, bases, views) -> list
     return out
 
 
+class Entry:
+    """The start of a kernel's function: `fn(in0.., out0.., meta, begin, end)`, its entry block
+    (`e` builds at its end), the operands' base pointers (`views`' order: inputs then outputs),
+    and the launch record's dims, strides (per operand) and parameters read at the top."""
+
+    def __init__(self, kernel: ew.KernelOp):
+        ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
+        self.views = list(ins) + list(outs)
+        rank = self.views[0].rank.data
+        layout = MetaLayout(rank, len(self.views), len(params))
+        ptr = LLVMPointerType()
+        self.types = [ptr] * len(self.views) + [ptr, i64, i64]
+        self.block = Block(arg_types=self.types)
+        names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))] + ["meta", "begin", "end"]
+        for arg, n in zip(self.block.args, names):
+            arg.name_hint = n
+        self.bases = list(self.block.args[: len(self.views)])
+        self.meta, self.begin, self.end = self.block.args[len(self.views) :]
+        e = self.e = Builder.at_end(self.block)
+        self.dims = [e(tile.ParamOp(self.meta, layout.dim(k), i64)) for k in range(rank)]
+        self.strides = [[e(tile.ParamOp(self.meta, layout.stride(o, k), i64)) for k in range(rank)]
+                        for o in range(len(self.views))]
+        self.params = [e(tile.ParamOp(self.meta, layout.param(j), t)) for j, t in enumerate(params)]
+
+    def function(self, kernel: ew.KernelOp) -> func.FuncOp:
+        """The function, its entry block ended with a return."""
+        self.block.add_op(func.ReturnOp())
+        return func.FuncOp(kernel.sym_name.data, (self.types, []), Region(self.block))
+
+
 def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
-    ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
-    views = list(ins) + list(outs)
-    rank = views[0].rank.data
-    layout = MetaLayout(rank, len(views), len(params))
-
-    ptr = LLVMPointerType()
-    entry = Block(arg_types=[ptr] * len(views) + [ptr, i64, i64])
-    names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))] + ["meta", "begin", "end"]
-    for arg, n in zip(entry.args, names):
-        arg.name_hint = n
-    bases, (meta, begin, end) = entry.args[: len(views)], entry.args[len(views) :]
-    e = Builder.at_end(entry)
-
-    dims = [e(tile.ParamOp(meta, layout.dim(k), i64)) for k in range(rank)]
-    strides = [[e(tile.ParamOp(meta, layout.stride(o, k), i64)) for k in range(rank)] for o in range(len(views))]
-    pvals = [e(tile.ParamOp(meta, layout.param(j), t)) for j, t in enumerate(params)]
+    ins, outs = kernel.inputs.data, kernel.outputs.data
+    fn = Entry(kernel)
+    views, bases, e = fn.views, fn.bases, fn.e
+    begin, end, dims, strides, pvals = fn.begin, fn.end, fn.dims, fn.strides, fn.params
+    rank = len(dims)
     for v, n in zip(dims, "nmlkjihg"[: rank][::-1]):
         v.name_hint = f"dim_{n}"
     inner = dims[-1]
@@ -138,9 +157,7 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
     if rb is not tb:
         rb.add_op(scf.YieldOp())
     tb.add_op(scf.YieldOp())
-    entry.add_op(func.ReturnOp())
-
-    f = func.FuncOp(kernel.sym_name.data, ([ptr] * len(views) + [ptr, i64, i64], []), Region(entry))
+    f = fn.function(kernel)
     f.attributes["tile.size"] = IntegerAttr(tile_size, i64)
     return f
 

@@ -60,14 +60,12 @@ from typing import cast
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, UnitAttr, VectorType, f32, i64
-from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from aclgen.abi import MetaLayout
 from aclgen.dialects import ew, tile
 from aclgen.passes.builder import Builder
-from aclgen.passes.tile_elementwise import offsets_of
+from aclgen.passes.tile_elementwise import Entry, offsets_of
 
 LANES = 32  # partial results per reduction: element j of a run goes to lane j mod 32
 # Rows per block of a `columns` kernel: 256 bytes of each f32 operand per element of the run, four
@@ -99,7 +97,8 @@ def row_values(kernel: ew.KernelOp) -> set[SSAValue]:
 class _Row:
     """What one row's code needs: the row's pointers and strides, the reduced block's dims."""
 
-    def __init__(self, kernel: ew.KernelOp, b: Builder, dims, strides, rows_ptrs, uniform: set[SSAValue]):
+    def __init__(self, kernel: ew.KernelOp, b: Builder, dims, strides, rows_ptrs, uniform: set[SSAValue],
+                 col: SSAValue):
         self.kernel = kernel
         self.b = b
         self.dims = dims
@@ -107,7 +106,7 @@ class _Row:
         self.rows = rows_ptrs  # per operand: its pointer at the start of the row
         self.uniform = uniform
         self.values: dict[SSAValue, SSAValue] = {}  # row values, as computed at the row's scope
-        self.col: SSAValue | None = None  # `columns`: the block's first row in its run
+        self.col = col  # where the row's (or, for `columns`, the block's first row's) loads start
         self.mask: SSAValue | None = None  # `columns`: the block's rows
         self.width: int | None = None  # `columns`: rows per block
         self.entry: Builder | None = None  # `columns`: the function's entry (its stack slots)
@@ -291,22 +290,11 @@ def _ready(kernel: ew.KernelOp, done: set[SSAValue]) -> list[ew.ReduceOp]:
 
 
 def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
-    ins, outs, params = kernel.inputs.data, kernel.outputs.data, kernel.params.data
-    views = list(ins) + list(outs)
-    rank = views[0].rank.data
-    kept = rank - kernel.reduced.data
-    layout = MetaLayout(rank, len(views), len(params))
-
-    ptr = LLVMPointerType()
-    entry = Block(arg_types=[ptr] * len(views) + [ptr, i64, i64])
-    names = [f"in{i}" for i in range(len(ins))] + [f"out{i}" for i in range(len(outs))] + ["meta", "begin", "end"]
-    for arg, n in zip(entry.args, names):
-        arg.name_hint = n
-    bases, (meta, begin, end) = entry.args[: len(views)], entry.args[len(views) :]
-    e = Builder.at_end(entry)
-    dims = [e(tile.ParamOp(meta, layout.dim(k), i64)) for k in range(rank)]
-    strides = [[e(tile.ParamOp(meta, layout.stride(o, k), i64)) for k in range(rank)] for o in range(len(views))]
-    pvals = [e(tile.ParamOp(meta, layout.param(j), t)) for j, t in enumerate(params)]
+    ins, outs = kernel.inputs.data, kernel.outputs.data
+    fn = Entry(kernel)
+    views, bases, e, entry = fn.views, fn.bases, fn.e, fn.block
+    begin, end, dims, strides, pvals = fn.begin, fn.end, fn.dims, fn.strides, fn.params
+    kept = len(dims) - kernel.reduced.data
     one = e.index(1)
     uniform = row_values(kernel)
 
@@ -330,8 +318,8 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     def body(b: Builder, cached: dict[SSAValue, SSAValue]) -> None:
         """The row's reductions, row values and outputs, built with `b` (`cached`: the reduction
         operands kept in a row buffer for the outputs, by value: the buffer)."""
-        row = _Row(kernel, b, dims, strides, rows, uniform)
-        row.col, row.mask, row.width, row.entry, row.cached = col, mask, width, top, cached
+        row = _Row(kernel, b, dims, strides, rows, uniform, col)
+        row.mask, row.width, row.entry, row.cached = mask, width, top, cached
         n_in = len(ins)
         for arg, p in zip(kernel.block.args[n_in:], pvals):
             row.values[arg] = p if width is None else b(tile.SplatOp(p, _vec(p.type, width)))
@@ -377,9 +365,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     else:
         body(b, {})
     b(scf.YieldOp())
-    entry.add_op(func.ReturnOp())
-
-    f = func.FuncOp(kernel.sym_name.data, ([ptr] * len(views) + [ptr, i64, i64], []), Region(entry))
+    f = fn.function(kernel)
     f.attributes["tile.rows"] = IntegerAttr(kernel.reduced.data, i64)
     return f
 

@@ -12,8 +12,7 @@ of the output dtype against float64 where the difference does not cancel.
 import numpy as np
 
 import aclgen
-from aclgen import Attr
-from aclgen.ops.activation.softmax_v2 import DTYPES
+from aclgen.ops.activation.softmax_v2 import along_dim
 
 
 def check(call):
@@ -40,17 +39,7 @@ def _scale(g, y, dim):
 reference.scale = _scale  # type: ignore[attr-defined]
 
 
-@aclgen.operator(
-    "LogSoftmaxBackward",
-    inputs=("gradOutput", "output"),
-    attrs=(Attr("dim", "int64", default=-1),),  # (the Python call's default: the last dim)
-    outputs=("out",),
-    dtypes=DTYPES,
-    broadcast=False,
-    check=check,
-    reference=reference,
-    tolerance=4,
-)
+@along_dim("LogSoftmaxBackward", ("gradOutput", "output"), check, reference)
 def log_softmax_backward(g, y, dim):
     """The gradient of log_softmax along `dim` (gradOutput - exp(output) * sum(gradOutput))."""
     return g - aclgen.exp(y) * aclgen.sum(g, dim)

@@ -13,8 +13,7 @@ softmax_v2). Bound (tests): 4 ulp of the output dtype against float64, away from
 import numpy as np
 
 import aclgen
-from aclgen import Attr
-from aclgen.ops.activation.softmax_v2 import DTYPES
+from aclgen.ops.activation.softmax_v2 import along_dim
 
 
 def check(call):
@@ -42,17 +41,7 @@ def _scale(x, dim):
 reference.scale = _scale  # type: ignore[attr-defined]
 
 
-@aclgen.operator(
-    "LogSoftmax",
-    inputs=("self",),
-    attrs=(Attr("dim", "int64", default=-1),),  # (the Python call's default: the last dim)
-    outputs=("out",),
-    dtypes=DTYPES,
-    broadcast=False,
-    check=check,
-    reference=reference,
-    tolerance=4,
-)
+@along_dim("LogSoftmax", ("self",), check, reference)
 def log_softmax(x, dim):
     """log(softmax(x)) along `dim`."""
     shifted = x - aclgen.amax(x, dim)

@@ -13,8 +13,7 @@ cancel (the tests hold the absolute error to 4 ulp of the largest term otherwise
 import numpy as np
 
 import aclgen
-from aclgen import Attr
-from aclgen.ops.activation.softmax_v2 import DTYPES
+from aclgen.ops.activation.softmax_v2 import along_dim
 
 
 def check(call):
@@ -42,17 +41,7 @@ def _scale(g, y, dim):
 reference.scale = _scale  # type: ignore[attr-defined]
 
 
-@aclgen.operator(
-    "SoftmaxBackward",
-    inputs=("gradOutput", "output"),
-    attrs=(Attr("dim", "int64", default=-1),),  # (the Python call's default: the last dim)
-    outputs=("out",),
-    dtypes=DTYPES,
-    broadcast=False,
-    check=check,
-    reference=reference,
-    tolerance=4,
-)
+@along_dim("SoftmaxBackward", ("gradOutput", "output"), check, reference)
 def softmax_backward(g, y, dim):
     """The gradient of softmax along `dim` (output * (gradOutput - sum(gradOutput * output)))."""
     return y * (g - aclgen.sum(g * y, dim))

@@ -50,17 +50,14 @@ def _scale(x, dim):
 reference.scale = _scale  # type: ignore[attr-defined]
 
 
-@aclgen.operator(
-    "Softmax",
-    inputs=("self",),
-    attrs=(Attr("dim", "int64", default=-1),),  # (the Python call's default: the last dim)
-    outputs=("out",),
-    dtypes=DTYPES,
-    broadcast=False,
-    check=check,
-    reference=reference,
-    tolerance=4,
-)
+def along_dim(name: str, inputs: tuple[str, ...], check, reference):
+    """The declaration the softmax family shares: tensors of one shape, an int64 `dim` (the
+    Python call's default: the last dim), one output `out`, the dtypes above, 4 ulp."""
+    return aclgen.operator(name, inputs=inputs, attrs=(Attr("dim", "int64", default=-1),), outputs=("out",),
+                           dtypes=DTYPES, broadcast=False, check=check, reference=reference, tolerance=4)
+
+
+@along_dim("Softmax", ("self",), check, reference)
 def softmax(x, dim):
     """exp(x) / sum(exp(x)) along `dim`."""
     e = aclgen.exp(x - aclgen.amax(x, dim))
