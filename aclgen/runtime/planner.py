@@ -216,7 +216,11 @@ def build(call: checks.Call, args: tuple) -> Executor:
         return Executor(api, 0, None, (), 0, None, (), ())
     blocks = tuple(t.block for t in tensors if t is not None and t.block is not None)  # repeats are harmless
     ins, outs = [t for t in tensors[:n_in] if t is not None], tensors[n_in:]
-    staged = tuple(o is not None and any(o.lo < i.hi and i.lo < o.hi and overlaps_badly(o, i) for i in ins)
+    # an output sharing memory with an input goes through the workspace when the kernel could read
+    # an element after writing it; with several kernels, whenever they share any (RmsNormGrad's dx
+    # written over dy, which the dgamma kernel reads next)
+    several = len(call.groups) > 1
+    staged = tuple(o is not None and any(o.lo < i.hi and i.lo < o.hi and (several or overlaps_badly(o, i)) for i in ins)
                    for o in outs)
     slots = _slots(op, call, ins[0])
     s = settings()
