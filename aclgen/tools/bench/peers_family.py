@@ -234,8 +234,8 @@ def erfinv_prepare(rng, inputs, scalars):
 
 
 def prelu_prepare(rng, inputs, scalars):
-    """A weight per channel (self's dim 1; one for a self of fewer dims): the declaration gives it
-    self's shape."""
+    """A weight per channel (self's dim 1; one for a self of fewer dims: there run.input_shapes
+    gives the weight self's shape, and `aclgen run prelu --shape 1024` fails the same way)."""
     x, w = inputs
     channels = x.shape[1] if x.ndim >= 2 else 1
     return [x, (rng.standard_normal(channels) * 0.25).astype(w.dtype)]
