@@ -255,8 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     fmas = ("on", "off") if args.fma == "both" else (args.fma,)
     cpu = isa()
     n = math.ceil(2**32 / args.stride)
-    print(f"# aclgen math sweep: {n:,} inputs per function (stride {args.stride}), {platform.processor() or platform.machine()}, "
-          f"aclgen CPU {cpu}", flush=True)
+    print(f"# aclgen math sweep: {n:,} inputs per one-argument function (stride {args.stride}), pow on its grids; "
+          f"{platform.processor() or platform.machine()}, aclgen CPU {cpu}", flush=True)
     print("| function | max ulp | where | FMA | ISA | > 1 ulp | exactness faults | differs from FMA |")
     print("|---|---|---|---|---|---|---|---|", flush=True)
     failed = False

@@ -77,7 +77,9 @@ FUNCTIONS: dict[str, Function] = {
                             "<= 1 ulp.", heavy=True),
         Function("expm1", 1, "e ** x - 1, accurate near 0: expm1(+-0) = +-0, subnormals kept, expm1(-inf) = -1, "
                              "expm1(+inf) = +inf. <= 1 ulp.", heavy=True),
-        Function("sigmoid", 1, "1 / (1 + exp(-x)), accurate down to subnormal results. <= 2 ulp.", heavy=True),
+        Function("sigmoid", 1, "1 / (1 + exp(-x)), accurate down to subnormal results; sigmoid(+inf) = 1, "
+                               "sigmoid(-inf) = +0. <= 2 ulp of the correctly rounded value (2.4 of the exact).",
+                 heavy=True),
         Function("tanh", 1, "The hyperbolic tangent; tanh(+-0) = +-0, tanh(+-inf) = +-1. <= 1 ulp.", heavy=True),
         Function("erf", 1, "The error function; erf(+-0) = +-0, erf(+-inf) = +-1. <= 1 ulp.", heavy=True),
         Function("erfc", 1, "1 - erf(x), accurate where it is small: erfc(+inf) = +0 (gradual underflow), "
