@@ -1,6 +1,6 @@
 """Operators the test suite declares itself, as a user's module would (SPEC.md §6): one output
-with a scalar and broadcasting, and two outputs. The bad-input matrix (tests/hardening_rows.py)
-runs them through the same rows as the built-ins; tests/test_declared_operators.py checks every
+with a scalar and broadcasting, and two outputs. The bad-input matrix (tests/runtime/bad_inputs.py)
+runs them through the same rows as the built-ins; tests/declaration/test_declared_operators.py checks every
 face. Their names are the suite's own, so a user's LeakyReluBackward never collides with them."""
 
 import aclgen

@@ -1,7 +1,9 @@
-"""An independent numpy reference of SPEC.md §4: the same operation order in f32, one rounding.
+"""The suite's one numpy reference of the seed operators (SPEC.md §4): the same operation order
+in f32, one rounding into the output dtype; SwiGluGrad in float64 with its error bound.
 
-This is the only place where numpy computes an operator's result; it shares no code with
-aclgen. Every function takes and returns numpy arrays (bfloat16 via ml_dtypes).
+This is the only place where numpy computes a seed operator's result; it shares no code with
+aclgen. Every function takes and returns numpy arrays (bfloat16 via ml_dtypes). The comparisons
+with it are here too: `same_bits` for the exact operators, `<name>_violations` for a bounded one.
 """
 
 from __future__ import annotations
@@ -117,3 +119,26 @@ def swi_glu_grad_violations(out, g, x, dim=-1) -> np.ndarray:
         ok |= np.isinf(o) & (np.isinf(ref) | (np.abs(ref) > float(ml_dtypes.finfo(dtype).max))) & (np.sign(o) == np.sign(ref))
         ok |= (o == ref)
     return ~ok
+
+
+def exact(python_name: str) -> bool:
+    """Whether an operator's results must equal its reference bit for bit (else it has a bound:
+    `<name>_violations`)."""
+    return f"{python_name}_violations" not in globals()
+
+
+def same_or_nan(got, want) -> np.ndarray:
+    """Elementwise: identical bits, or both NaN (payloads are not part of the contract)."""
+    got, want = np.ascontiguousarray(got), np.ascontiguousarray(want)
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[got.itemsize]
+    same = got.view(bits) == want.view(bits)
+    if got.dtype.kind == "f" or got.dtype == BF16:
+        with np.errstate(invalid="ignore"):
+            same |= np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
+    return same
+
+
+def same_bits(got, want) -> bool:
+    """Identical dtype, shape and bits (NaN payloads aside)."""
+    got, want = np.asarray(got), np.asarray(want)
+    return got.dtype == want.dtype and got.shape == want.shape and bool(same_or_nan(got, want).all())

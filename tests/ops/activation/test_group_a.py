@@ -17,8 +17,8 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.runtime import constants as C
-from aclgen.tools.demo import check_example
 from aclgen.tools.accuracy import ulp_error
+from aclgen.tools.demo import check_example
 
 NULL, INVALID = 161001, 161002
 F32, F16, BF16 = np.float32, np.float16, ml_dtypes.bfloat16

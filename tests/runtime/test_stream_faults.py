@@ -9,8 +9,10 @@ import time
 
 import numpy as np
 
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
 from tests import reference as ref
-from tests.hardening_support import acl, aclnn, same_bits
+from tests.reference import same_bits
 
 
 def hold(stream):

@@ -1,17 +1,13 @@
-"""Shared machinery of the hardening tests: the operators (from the registry) as data, edge values, strided
-tensors over numpy or runtime memory, a bit-exact check of whole storage buffers (so a write
-outside the view is a failure too), the variant budget, and a subprocess runner.
+"""What the hardening tests (properties, guards) share: the seed operators as data, scalars as
+aclCreateScalar stores them, strided tensors over numpy or runtime memory (so a write outside the
+view shows in the storage), and the variant budget that bounds their compile time.
 
-The expected results come from tests/reference.py (independent of aclgen); this module only
-builds inputs and compares.
+Inputs come from tests/edges.py, expected results from tests/reference.py (independent of
+aclgen); this module only builds operands.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 from collections import Counter
 from contextlib import contextmanager
@@ -27,7 +23,6 @@ from aclgen.declaration import Operator
 from tests import reference as ref
 from tests.registry import extras, resolve, seeds, union_dtypes
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BF16 = np.dtype(ml_dtypes.bfloat16)
 NP = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": BF16,
       "int8": np.dtype(np.int8), "int32": np.dtype(np.int32), "uint8": np.dtype(np.uint8),
@@ -76,7 +71,7 @@ class OpInfo:
     @property
     def exact(self) -> bool:
         """Bit-exact against tests/reference.py, or held to an error bound (`<name>_violations`)."""
-        return not hasattr(ref, f"{self.op.python_name}_violations")
+        return ref.exact(self.op.python_name)
 
     @property
     def gws(self):
@@ -98,61 +93,8 @@ OPS = Ops({op.python_name: OpInfo(op) for op in seeds()})
 
 
 # ----------------------------------------------------------------------------------------------
-# values that hit the edges
+# scalars, and strided tensors over numpy or runtime memory
 # ----------------------------------------------------------------------------------------------
-
-def float_specials(npd: np.dtype, params: tuple[float, ...] = ()) -> np.ndarray:
-    """±0, ±inf, NaN, subnormals, ±3 and their neighbours, the type's extremes, params ± 1 ulp."""
-    fin = ml_dtypes.finfo(npd)
-    base = [0.0, -0.0, np.inf, -np.inf, np.nan, 3.0, -3.0, 1.0, -1.0, 0.5, 1.2,
-            float(fin.max), -float(fin.max), float(fin.smallest_normal), float(fin.smallest_subnormal),
-            -float(fin.smallest_subnormal), 1e-40, -1e-40, 65504.0, 7e4, 1e30, -1e30, 88.7, -88.7, 20.0, -20.0]
-    base += [p for p in params if p == p] + [-p for p in params if p == p]
-    with np.errstate(all="ignore"):
-        v = np.array(base, np.float32).astype(npd)
-        up = np.nextafter(v.astype(np.float32), np.float32(np.inf)).astype(npd)
-        down = np.nextafter(v.astype(np.float32), np.float32(-np.inf)).astype(npd)
-    # the neighbours in the storage type: one step of its own ulp
-    return np.concatenate([v, _step(v, npd, +1), _step(v, npd, -1), up, down])
-
-
-def _step(v: np.ndarray, npd: np.dtype, direction: int) -> np.ndarray:
-    """Next representable value of each element in `npd` (through the bit pattern)."""
-    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32}[npd.itemsize]
-    u = v.view(bits).astype(np.int64)
-    neg = (u >> (8 * npd.itemsize - 1)) & 1
-    u = u + np.where(neg == 1, -direction, direction)
-    u = np.clip(u, 0, (1 << (8 * npd.itemsize)) - 1)
-    return u.astype(bits).view(npd)
-
-
-def values(npd: np.dtype, n: int, rng: np.random.Generator, mix: float, params=()) -> np.ndarray:
-    """n values of `npd`: a `mix` share of edge values, the rest random over many magnitudes."""
-    if n == 0:
-        return np.zeros(0, npd)
-    if npd.kind in "iu":
-        info = np.iinfo(npd)
-        edges = [info.min, info.max, 0, 1, -1, info.min + 1, info.max - 1, 3, -3, 2, -2]
-        for p in params:
-            if p == p and abs(p) < 2.0**62:
-                tr = int(np.trunc(np.float64(np.float32(p))))
-                edges += [tr - 1, tr, tr + 1]
-        edges = np.array([e for e in edges if info.min <= e <= info.max], np.int64)
-        v = rng.integers(info.min, info.max, n, endpoint=True, dtype=np.int64)
-        small = rng.integers(-8, 9, n)
-        v = np.where(rng.random(n) < 0.5, np.clip(small, info.min, info.max), v)
-        pick = rng.random(n) < mix
-        v[pick] = rng.choice(edges, int(pick.sum()))
-        return v.astype(npd)
-    scale = 2.0 ** rng.integers(-20, 20, n)
-    v = (rng.standard_normal(n) * 4 * np.where(rng.random(n) < 0.8, 1.0, scale)).astype(np.float32)
-    with np.errstate(all="ignore"):
-        v = v.astype(npd)
-    specials = float_specials(npd, params)
-    pick = rng.random(n) < mix
-    v[pick] = rng.choice(specials, int(pick.sum()))
-    return v
-
 
 def scalar_value(value: float, code: int) -> float:
     """What aclCreateScalar stores for `value` in `code`, read back as a Python number."""
@@ -170,10 +112,6 @@ def scalar_value(value: float, code: int) -> float:
             return float(v - (1 << 32) if v >= 1 << 31 else v)
     raise ValueError(code)
 
-
-# ----------------------------------------------------------------------------------------------
-# strided tensors over numpy or runtime memory
-# ----------------------------------------------------------------------------------------------
 
 @dataclass
 class View:
@@ -248,17 +186,6 @@ def make_tensor(st: Storage, v: View, code: int, fmt: int = acl.ACL_FORMAT_ND, s
     return t
 
 
-def same_or_nan(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Elementwise: identical bits, or both NaN (payloads aside)."""
-    got, want = np.ascontiguousarray(got), np.ascontiguousarray(want)
-    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[got.itemsize]
-    same = got.view(bits) == want.view(bits)
-    if got.dtype.kind == "f" or got.dtype == BF16:
-        with np.errstate(invalid="ignore"):
-            same |= np.isnan(got.astype(np.float32)) & np.isnan(want.astype(np.float32))
-    return same
-
-
 # ----------------------------------------------------------------------------------------------
 # the variant budget: bounds compile time of the property tests
 # ----------------------------------------------------------------------------------------------
@@ -317,50 +244,3 @@ class Tally:
 
 
 TALLY = Tally()
-
-
-# ----------------------------------------------------------------------------------------------
-# subprocesses: a crash is a failure, not a lost test
-# ----------------------------------------------------------------------------------------------
-
-def run_threads(target, count: int, timeout: float = 120) -> list[threading.Thread]:
-    """Run target(0), ..., target(count - 1) on their own threads; the threads still alive
-    after `timeout` (hung) are returned."""
-    ts = [threading.Thread(target=target, args=(s,)) for s in range(count)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(timeout=timeout)
-    return [t for t in ts if t.is_alive()]
-
-
-def run_python(code: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = dict(os.environ)
-    e.update(env or {})
-    e["PYTHONPATH"] = ROOT + os.pathsep + e.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                          env=e)
-
-
-def run_json(code: str, timeout: float = 120, env: dict | None = None):
-    """Run `code` (which prints one JSON line last) in a fresh interpreter; crash -> AssertionError."""
-    p = run_python(code, timeout, env)
-    assert p.returncode == 0, f"subprocess died with {p.returncode}:\n{p.stderr[-3000:]}"
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-def report(config, line: str) -> None:
-    """Print a summary line past pytest's capture (shown with -q too)."""
-    tr = config.pluginmanager.get_plugin("terminalreporter")
-    capman = config.pluginmanager.get_plugin("capturemanager")
-    if tr is None or capman is None:
-        print(line)
-        return
-    with capman.global_and_fixture_disabled():
-        tr.write_line(line)
-
-
-def same_bits(a, b) -> bool:
-    """Identical dtype, shape and bits (NaN payloads aside)."""
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and bool(same_or_nan(a, b).all())

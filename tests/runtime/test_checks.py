@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
-from tests.aclnn_helpers import gws, s, t
 from tests.registry import resolve, seeds
+from tests.runtime.aclnn_calls import gws, s, t
 
 F, H, B = acl.ACL_FLOAT, acl.ACL_FLOAT16, acl.ACL_BF16
 I8, I32, I64, U8 = acl.ACL_INT8, acl.ACL_INT32, acl.ACL_INT64, acl.ACL_UINT8

@@ -13,7 +13,7 @@ Profiles (ACLGEN_HYPOTHESIS_PROFILE): `ci` (default) is derandomized, ~20,500 ca
 bounds the distinct kernel variants it compiles per operator (a case over the budget is rerun
 with a plain contiguous layout, and counted); `long` is random, 10x the cases and no budget:
 
-    ACLGEN_HYPOTHESIS_PROFILE=long python -m pytest -q tests/test_property_ops.py
+    ACLGEN_HYPOTHESIS_PROFILE=long python -m pytest -q tests/runtime/test_properties.py
 
 ACLGEN_HYPOTHESIS_EXAMPLES=N overrides the cases per operator.
 """
@@ -29,25 +29,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
 from tests import reference as ref
-from tests.hardening_support import (
-    BUDGET,
-    CODE,
-    NP,
-    OPS,
-    TALLY,
-    Storage,
-    View,
-    acl,
-    aclnn,
-    make_tensor,
-    np_view,
-    report,
-    same_or_nan,
-    scalar_value,
-    values,
-)
+from tests.edges import values
+from tests.reference import same_or_nan
 from tests.registry import resolve
+from tests.runtime.hardening import BUDGET, CODE, NP, OPS, TALLY, Storage, View, make_tensor, np_view, scalar_value
 
 PROFILE = os.environ.get("ACLGEN_HYPOTHESIS_PROFILE", "ci")
 _common = dict(deadline=None, database=None, print_blob=True,
@@ -398,12 +386,12 @@ def summary(c: dict) -> str:
 # ----------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module", autouse=True)
-def _summary(request):
+def _summary(report):
     t0 = time.perf_counter()
     yield
     total = sum(TALLY.cases.values())
     per = ", ".join(f"{k} {n}" for k, n in sorted(TALLY.cases.items()))
-    report(request.config, f"\nproperty tests ({PROFILE} profile): {total} cases in {time.perf_counter() - t0:.0f} s "
+    report(f"\nproperty tests ({PROFILE} profile): {total} cases in {time.perf_counter() - t0:.0f} s "
                            f"[{per}]; reran with a plain layout (variant budget): {sum(TALLY.plain.values())}; "
                            f"empty: {sum(TALLY.empty.values())}; staged through a workspace: "
                            f"{sum(TALLY.staged.values())}; kernel variants: "
@@ -411,7 +399,7 @@ def _summary(request):
 
 
 @pytest.mark.parametrize("key", KEYS)
-def test_operator_matches_reference(key, request):
+def test_operator_matches_reference(key, report):
     @profile(key)
     @given(c=cases(key))
     def prop(c):
@@ -419,4 +407,4 @@ def test_operator_matches_reference(key, request):
 
     before = TALLY.cases[key]
     prop()
-    report(request.config, f"{key}: {TALLY.cases[key] - before} cases, 0 mismatches")
+    report(f"{key}: {TALLY.cases[key] - before} cases, 0 mismatches")

@@ -8,33 +8,17 @@ import threading
 
 import numpy as np
 
+import aclgen.acl as acl
+import aclgen.aclnn as aclnn
 from aclgen import dtypes as dt
 from aclgen.compiler import Options, Variant
 from aclgen.ops import OPERATORS
 from tests import reference as ref
-from tests.hardening_support import acl, aclnn, same_bits
+from tests.reference import same_bits
+from tests.runners import run_threads
 
 THREADS = 8
 TIMEOUT = 120
-
-
-def run_threads(target, n=THREADS):
-    errors, threads = [], []
-
-    def wrap(k):
-        try:
-            target(k)
-        except BaseException as e:
-            errors.append(f"thread {k}: {type(e).__name__}: {e}")
-
-    for k in range(n):
-        th = threading.Thread(target=wrap, args=(k,), daemon=True)
-        th.start()
-        threads.append(th)
-    for th in threads:
-        th.join(TIMEOUT)
-        assert not th.is_alive(), "deadlock: a thread did not finish"
-    assert not errors, errors
 
 
 def one_call(k, i, stream):
@@ -82,7 +66,7 @@ def test_eight_threads_default_separate_and_shared_streams():
         for i, out, want in pending:
             assert same_bits(out, want), f"call {i}: wrong or lost output"
 
-    run_threads(work)
+    run_threads(work, THREADS, TIMEOUT)
     for s in (shared, *own):
         assert acl.rt.destroy_stream(s) == 0
 
@@ -106,7 +90,7 @@ def test_eight_threads_one_repeatable_executor_each_on_one_stream():
         assert acl.rt.synchronize_stream(stream) == 0
         assert aclnn.aclDestroyAclOpExecutor(ex) == 0
 
-    run_threads(work)
+    run_threads(work, THREADS, TIMEOUT)
     assert all(same_bits(o, w) for o, w in zip(outs, wants))
     assert acl.rt.destroy_stream(stream) == 0
 
@@ -131,7 +115,7 @@ def test_eight_threads_compile_the_same_new_variant():
         barrier.wait()
         kernels[k] = OPERATORS["hardswish_backward"].kernel(variant, options)
 
-    run_threads(work)
+    run_threads(work, THREADS, TIMEOUT)
     assert all(k is kernels[0] for k in kernels), "one compile, one kernel object for every thread"
     meta = pack(kernels[0].meta_layout, p.shape, p.strides, [])
     native.entry(kernels[0]).call()(g.ctypes.data, x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, p.numel)

@@ -25,6 +25,7 @@ from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.kernel import CompileError
 from aclgen.knobs import cpu_target, fingerprint, knobs, overridden
 from aclgen.ops import OPERATORS
+from tests import ROOT
 
 HSB = OPERATORS["hardswish_backward"]
 F32 = Variant((dt.float32, dt.float32), (dt.float32,), 1, ("contiguous",) * 3)
@@ -147,9 +148,8 @@ def test_knobs_read_the_override(monkeypatch):
 
 
 def test_every_knob_is_documented():
-    from pathlib import Path
 
-    settings = (Path(__file__).resolve().parent.parent / "docs" / "settings.md").read_text()
+    settings = (ROOT / "docs" / "settings.md").read_text()
     for name in knobs_module.NAMES:
         if name.startswith("ACLGEN_"):
             assert f"| `{name}` |" in settings, name

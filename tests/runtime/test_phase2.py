@@ -7,8 +7,8 @@ import pytest
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
-from tests.aclnn_helpers import gws, run, s, t
 from tests.registry import builtins
+from tests.runtime.aclnn_calls import gws, run, s, t
 
 HS = "aclnnHardswishBackward"
 
@@ -119,7 +119,7 @@ def partial_overlap_case():
 
 
 def test_partial_overlap_is_staged_and_workspace_checked():
-    from tests.aclnn_reference import hardswish_backward, same_bits
+    from tests.reference import hardswish_backward, same_bits
 
     buf_ptr, host, g, x, o = partial_overlap_case()
     ws, ex, ret = aclnn.aclnnHardswishBackwardGetWorkspaceSize(g, x, o)

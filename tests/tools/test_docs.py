@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,8 @@ import aclgen.ops
 from aclgen.ops import catalog
 from aclgen.ops.activation import OUT_OF_SCOPE
 from aclgen.tools import docs
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "operators"
 REGENERATE = "aclgen docs"
 

@@ -1,7 +1,7 @@
 """Operators declared outside the package (tests/declared_ops.py) get every face the built-ins
 have: the Python call (numpy and DLPack), the aclnn API with SPEC §6's default checks, streams
 and repeatable executors, the CLI, errors that name the user's code. The bad-input matrix runs
-them too (tests/hardening_rows.py)."""
+them too (tests/runtime/bad_inputs.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 from aclgen import OperatorError, select
 from aclgen.declaration import DeclarationError, registered
-from tests import declared_ops
-from tests.hardening_support import float_specials, same_bits
+from tests import ROOT, declared_ops
+from tests.edges import float_specials
+from tests.reference import same_bits
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILE = os.path.join("tests", "declared_ops.py")
 leaky = declared_ops.suite_leaky_relu_backward
 mul_add = declared_ops.suite_mul_add_backward
@@ -289,7 +289,7 @@ def test_a_formula_of_the_wrong_arity_is_refused_at_declaration():
 
 
 def test_the_bad_input_matrix_runs_the_declared_operators():
-    from tests.hardening_rows import ROWS
+    from tests.runtime.bad_inputs import ROWS
 
     for op in declared_ops.OPERATORS:
         rows = [name for name in ROWS if name.startswith(op.python_name + "-")]

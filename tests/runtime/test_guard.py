@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hardening_support import report, run_json
+from tests.runners import run_json
 
 WIDTHS = (1, 4, 8, 16)
 
@@ -23,7 +23,8 @@ import numpy as np
 from tests.registry import extras
 import aclgen.acl as acl, aclgen.aclnn as aclnn
 from aclgen.tools.run import input_shapes
-from tests.hardening_support import OPS, NP, CODE, values
+from tests.edges import values
+from tests.runtime.hardening import OPS, NP, CODE
 from tests import reference as ref
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -108,8 +109,8 @@ print(json.dumps({"count": count, "failures": failures}))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_no_access_outside_views(width, request):
+def test_no_access_outside_views(width, report):
     r = run_json(DRIVER, timeout=300, env={"ACLGEN_VECTOR_WIDTH": str(width)})
     assert not r["failures"], r["failures"][:10]
-    report(request.config, f"guard width {width}: {r['count']} calls (canaries, guard page at the end and at "
-                           f"the start), no access outside the views")
+    report(f"guard width {width}: {r['count']} calls (canaries, guard page at the end and at the start), no access "
+           "outside the views")

@@ -1,4 +1,4 @@
-"""Run every tests/filecheck/*.mlir: each `// RUN:` line, with %s = the file, piped to filecheck.
+"""Run every tests/compiler/filecheck/*.mlir: each `// RUN:` line, with %s = the file, piped to filecheck.
 
 `aclgen` in a RUN line is this interpreter's `python -m aclgen.cli`, `filecheck` is the PyPI
 package's script next to it, so the tests use the environment pytest runs in.

@@ -21,9 +21,9 @@ import pytest
 
 from aclgen.capi import abi
 from aclgen.capi.handles import Handles, UnknownPointer
+from tests import ROOT
 from tests import reference as ref
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "cpp"
 USER_OPS = EXAMPLES / "user_ops.py"
 BUILTIN_PROGRAMS = ("hardswish_backward", "selu_backward", "softshrink_backward", "swi_glu_grad",

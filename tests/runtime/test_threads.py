@@ -13,7 +13,7 @@ from aclgen.codegen import native
 from aclgen.codegen import native_ir as nir
 from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.knobs import environ_keys
-from tests.hardening_support import run_threads
+from tests.runners import run_threads
 
 pytestmark = pytest.mark.skipif(not native._has_pool(), reason="the native pool is x86-64 Linux only")
 
@@ -83,19 +83,12 @@ def test_workers_wake_after_sleeping(call):
 
 
 def test_concurrent_launches_fall_back_not_deadlock(call):
-    errors = []
-
     def worker(seed):
-        try:
-            for i in range(30):
-                g, x, out = run(call, 20000 + seed * 31 + i)
-                if not np.array_equal(out, ref(g, x)):
-                    errors.append(seed)
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for i in range(30):
+            g, x, out = run(call, 20000 + seed * 31 + i)
+            assert np.array_equal(out, ref(g, x)), seed
 
-    assert not run_threads(worker, 6), "a launch hung"
-    assert not errors
+    run_threads(worker, 6)
 
 
 def test_replays_split_by_the_call_words(kernel):

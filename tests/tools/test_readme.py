@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README = (ROOT / "README.md").read_text()
 

@@ -9,8 +9,8 @@ import numpy as np
 
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
-from tests import aclnn_reference as ref
-from tests.aclnn_helpers import gws, run, s
+from tests import reference as ref
+from tests.runtime.aclnn_calls import gws, run, s
 
 
 def blocker(stream):

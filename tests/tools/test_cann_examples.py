@@ -9,12 +9,12 @@ import importlib.util
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 EXAMPLES = ROOT / "examples" / "cpp"
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")

@@ -1,4 +1,4 @@
-"""Results through the aclnn API against tests/aclnn_reference.py: every dtype of every SoC
+"""Results through the aclnn API against tests/reference.py: every dtype of every SoC
 profile, strided/offset/broadcast/zero-stride views, in-place and overlapping outputs, rank 0..8,
 and the multi-threaded path. Bit-exact except SwiGluGrad (SPEC §4.4's error bound)."""
 
@@ -11,9 +11,9 @@ import pytest
 import aclgen.acl as acl
 from aclgen.declaration import SOCS
 from aclgen.tools.run import input_shapes
-from tests import aclnn_reference as ref
-from tests.aclnn_helpers import call
+from tests import reference as ref
 from tests.registry import extras, resolve, seeds
+from tests.runtime.aclnn_calls import call
 
 CODE = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16, "bfloat16": acl.ACL_BF16, "int8": acl.ACL_INT8,
         "int32": acl.ACL_INT32, "int64": acl.ACL_INT64, "uint8": acl.ACL_UINT8}
@@ -33,13 +33,8 @@ def values(dtype: np.dtype, n: int, rng) -> np.ndarray:
         return v.astype(dtype)
 
 
-def exact(op) -> bool:
-    """Bit-exact against the reference, or held to an error bound (`<name>_ok`, SPEC §4.4)."""
-    return not hasattr(ref, f"{op.python_name}_ok")
-
-
-EXACT = [op.python_name for op in seeds() if exact(op)]
-BROADCASTING = [op.python_name for op in seeds() if exact(op) and op.broadcast]
+EXACT = [op.python_name for op in seeds() if ref.exact(op.python_name)]
+BROADCASTING = [op.python_name for op in seeds() if ref.exact(op.python_name) and op.broadcast]
 
 
 def op_dtypes():
@@ -60,8 +55,8 @@ def reference(key, g, x, param=None):
 
 def check(key, out, g, x, param=None, dim=-1):
     op = resolve(key)
-    if not exact(op):
-        assert getattr(ref, f"{op.python_name}_ok")(out, g, x, dim)
+    if not ref.exact(op.python_name):
+        assert not getattr(ref, f"{op.python_name}_violations")(out, g, x, dim).any()
     else:
         want = reference(key, g, x, param)
         assert ref.same_bits(out, want), f"{key}: got {out.ravel()[:8]} want {want.ravel()[:8]}"
@@ -226,7 +221,7 @@ def test_swiglu_in_place_and_overlap():
     ws, ex, ret = acl_gws_swiglu(acl.from_numpy(g), tx, -1, tx)
     assert ret == 0 and ws == 0  # out = x exactly: each half updates in place
     assert call("swiglu", acl.from_numpy(g), tx, -1, tx) == 0
-    assert ref.swi_glu_grad_ok(x, g, x0, -1)
+    assert not ref.swi_glu_grad_violations(x, g, x0, -1).any()
     buf = np.zeros(4 * 3 * 10 + 7, np.float32)
     buf[: g.size] = g.ravel()
     gv = buf[: g.size].reshape(g.shape)
@@ -234,7 +229,7 @@ def test_swiglu_in_place_and_overlap():
     ws, ex, ret = acl_gws_swiglu(acl.from_numpy(gv), acl.from_numpy(x0), -1, acl.from_numpy(ov))
     assert ret == 0 and ws >= ov.nbytes
     assert call("swiglu", acl.from_numpy(gv), acl.from_numpy(x0), -1, acl.from_numpy(ov)) == 0
-    assert ref.swi_glu_grad_ok(ov, g, x0, -1)
+    assert not ref.swi_glu_grad_violations(ov, g, x0, -1).any()
 
 
 def acl_gws_swiglu(*args):
@@ -253,7 +248,7 @@ def test_swiglu_dims_and_views(dim):
     g = rng.standard_normal(half).astype(np.float32)
     out = np.zeros(x.shape, np.float32).T.copy().T  # column-major out
     assert run_op("swiglu", g, x, out, dim=dim) == 0, acl.get_recent_err_msg()
-    assert ref.swi_glu_grad_ok(out, g, x, dim)
+    assert not ref.swi_glu_grad_violations(out, g, x, dim).any()
 
 
 def test_multithreaded_split_is_exact():

@@ -7,7 +7,7 @@ import pytest
 
 import aclgen.ops as ops
 from aclgen import OperatorError
-from tests import aclnn_reference as ref
+from tests import reference as ref
 
 
 def test_signatures_and_results():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
-from tests.aclnn_helpers import gws
+from tests.runtime.aclnn_calls import gws
 
 
 def test_create_tensor_fields_and_repr():
