@@ -38,9 +38,10 @@ def run_json(code: str, timeout: float = 300, env: dict[str, str | None] | None 
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def aclgen(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None, cwd=ROOT,
+def aclgen(*args: str, env: dict[str, str | None] | None = None, stdin: str | None = None, cwd=None,
            timeout: float = 300) -> subprocess.CompletedProcess:
-    """The `aclgen` command (`python -m aclgen.cli ARGS` of this interpreter)."""
+    """The `aclgen` command (`python -m aclgen.cli ARGS` of this interpreter), in pytest's directory
+    unless `cwd` says otherwise."""
     return subprocess.run([sys.executable, "-m", "aclgen.cli", *args], capture_output=True, text=True, input=stdin,
                           env=environment(env), cwd=cwd, timeout=timeout)
 

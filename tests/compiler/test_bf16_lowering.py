@@ -7,21 +7,12 @@ import pytest
 from xdsl.utils.exceptions import VerifyException
 
 import aclgen
-from aclgen import dtypes as dt
-from aclgen.compiler import Options, Variant
 from aclgen.dialects import tile
 from aclgen.frontend import select
-from aclgen.ops import OPERATORS
+from tests.kernels import kernel
 
 BF16 = ml_dtypes.bfloat16
 SIZES = (1, 15, 16, 17, 37, 1000, 4099)
-
-
-def kernel(op: str, dtype: str = "bfloat16"):
-    o, d = OPERATORS[op], dt.dtype(dtype)
-    n_in, n_out = len(o.kernel_inputs), len(o.kernel_outputs)
-    return o.kernel(Variant((d,) * n_in, (d,) * n_out, 1, ("contiguous",) * (n_in + n_out), o.attr_samples),
-                    Options.from_knobs())
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -93,18 +84,18 @@ def test_deinterleaved_views_at_every_offset_write_only_their_elements():
 
 def test_rounding_steps_follow_provenance():
     # selu: every NaN comes from a bf16 input, so no NaN guard; the result still rounds
-    selu = kernel("selu_backward").ir["llvm"]
+    selu = kernel("selu_backward", "bfloat16").ir["llvm"]
     assert "fcmp uno" not in selu and "32767" in selu
     # threshold and softshrink select between an input and 0: already bf16, no rounding at all
     for name in ("threshold_backward", "softshrink_backward"):
-        ir = kernel(name).ir["llvm"]
+        ir = kernel(name, "bfloat16").ir["llvm"]
         assert "32767" not in ir and "fcmp uno" not in ir, name
     # SwiGluGrad's sigmoid is integer bit work the analysis does not follow: guarded
-    assert "fcmp uno" in kernel("swi_glu_grad").ir["llvm"]
+    assert "fcmp uno" in kernel("swi_glu_grad", "bfloat16").ir["llvm"]
 
 
 def test_bf16_vector_loop_has_no_cross_lane_packing():
-    k = kernel("hardswish_backward")
+    k = kernel("hardswish_backward", "bfloat16")
     assert "{deinterleaved}" in k.ir["vectorize-elementwise"]
     for insn in ("vpackusdw", "vpermq", "vpmovzxwd"):
         assert insn not in k.asm, insn

@@ -23,6 +23,7 @@ from aclgen import dtypes as dt
 from aclgen.kernel import STAGES, Options, Variant
 from aclgen.knobs import knobs
 from aclgen.ops import OPERATORS
+from tests import runners
 
 HSB = OPERATORS["hardswish_backward"]
 V1 = Variant((dt.float32, dt.float32), (dt.float32,), 1, ("contiguous",) * 3)
@@ -471,14 +472,14 @@ def test_concurrent_processes_share_one_directory(tmp_path):
 
 def test_cli_cache_info_and_clear(tmp_path):
     call(tmp_path)
-    e = {**os.environ, "ACLGEN_CACHE_DIR": str(tmp_path)}
-    info = subprocess.run([sys.executable, "-m", "aclgen.cli", "cache", "info"], env=e, capture_output=True, text=True)
+    e = {"ACLGEN_CACHE_DIR": str(tmp_path)}
+    info = runners.aclgen("cache", "info", env=e)
     assert info.returncode == 0, info.stderr
     assert str(tmp_path) in info.stdout and "entries:   1" in info.stdout and "KiB" in info.stdout
-    clear = subprocess.run([sys.executable, "-m", "aclgen.cli", "cache", "clear"], env=e, capture_output=True, text=True)
+    clear = runners.aclgen("cache", "clear", env=e)
     assert clear.returncode == 0 and "removed 1 entry" in clear.stdout
     assert entry_files(tmp_path) == []
-    info = subprocess.run([sys.executable, "-m", "aclgen.cli", "cache", "info"], env=e, capture_output=True, text=True)
+    info = runners.aclgen("cache", "info", env=e)
     assert "entries:   0" in info.stdout
 
 

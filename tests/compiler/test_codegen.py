@@ -11,14 +11,9 @@ from aclgen.codegen.jit import check_libcalls
 from aclgen.codegen.target import host
 from aclgen.compiler import Options, Variant
 from aclgen.ops import OPERATORS
+from tests.kernels import kernel
 
 W = host().f32_lanes
-
-
-def kernel(op: str, dtype: str, layouts=("contiguous",) * 3, rank=1, **options):
-    o = OPERATORS[op]
-    d = dt.dtype(dtype)
-    return o.kernel(Variant((d, d), (d,), rank, layouts), Options.from_knobs(**options))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -139,9 +134,7 @@ def test_float_to_int_stores_round_to_even_and_saturate(width, out):
 
 
 def test_streaming_stores_only_for_a_lone_output_stream():
-    o = OPERATORS["swi_glu_grad"]
-    f = dt.float32
-    k = o.kernel(Variant((f, f, f), (f, f), 1, ("contiguous",) * 5, o.attr_samples), Options.from_knobs(nontemporal=True))
+    k = kernel("swi_glu_grad", "float32", nontemporal=True)
     assert "!nontemporal" not in k.ir["llvm"] and "vmovntps" not in k.asm
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import tempfile
-import textwrap
 
 import numpy as np
 import pytest
@@ -25,7 +23,7 @@ from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.kernel import CompileError
 from aclgen.knobs import cpu_target, fingerprint, knobs, overridden
 from aclgen.ops import OPERATORS
-from tests import ROOT
+from tests import ROOT, runners
 
 HSB = OPERATORS["hardswish_backward"]
 F32 = Variant((dt.float32, dt.float32), (dt.float32,), 1, ("contiguous",) * 3)
@@ -43,16 +41,17 @@ def asm_for(**env: str) -> str:
         return compile_variant(HSB.formula, "hsb_target", F32, HSB.params, HSB.kernel_arg_names, Options()).asm
 
 
+def _only(env: dict[str, str]) -> dict[str, str | None]:
+    """`env` in place of this process's ACLGEN_CPU_* settings."""
+    return {k: None for k in os.environ if k.startswith("ACLGEN_CPU_")} | env
+
+
 def aclgen(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ACLGEN_CPU_")} | env
-    return subprocess.run([sys.executable, "-m", "aclgen.cli", *args], env=e, capture_output=True, text=True,
-                          timeout=300, cwd=tempfile.gettempdir())
+    return runners.aclgen(*args, env=_only(env), cwd=tempfile.gettempdir())
 
 
 def python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("ACLGEN_CPU_")} | env
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=e, capture_output=True, text=True,
-                          timeout=300, cwd=tempfile.gettempdir())
+    return runners.python(code, *args, env=_only(env), cwd=tempfile.gettempdir())
 
 
 def foreign_cpu() -> str | None:

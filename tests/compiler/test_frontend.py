@@ -12,6 +12,7 @@ import pytest
 
 import aclgen
 from aclgen import FormulaError, absolute, f32, isnan, logical_and, logical_not, logical_or, select
+from tests import runners
 
 HERE = __file__
 
@@ -151,8 +152,7 @@ def test_cli_ops_names_every_broken_operator(tmp_path):
         def uses_numpy(x):
             return np.tanh(x)
     """))
-    r = subprocess.run([sys.executable, "-m", "aclgen.cli", "ops", str(module)], capture_output=True, text=True,
-                       timeout=120)
+    r = runners.aclgen("ops", str(module), timeout=120)
     assert r.returncode == 1
     assert "2 operators cannot be compiled" in r.stderr
     assert f"SuiteUsesMath: {module}:8: math.erf is not a formula function: use aclgen.erf" in r.stderr

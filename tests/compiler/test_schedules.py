@@ -20,6 +20,7 @@ from aclgen.kernel import Options
 from aclgen.knobs import overridden
 from aclgen.tools import tune
 from aclgen.tools.operators import find
+from tests import runners
 
 X86 = host().triple.startswith("x86_64")
 
@@ -150,8 +151,7 @@ def test_a_tuned_schedule_reaches_the_kernel_a_call_runs(cache_dir):
 
 
 def _tune(cache_dir, *args):
-    return subprocess.run([sys.executable, "-m", "aclgen.cli", "tune", *args], capture_output=True, text=True,
-                          env={**os.environ, "ACLGEN_CACHE_DIR": str(cache_dir)}, timeout=300)
+    return runners.aclgen("tune", *args, env={"ACLGEN_CACHE_DIR": str(cache_dir)})
 
 
 def test_tune_saves_show_and_forget(cache_dir):

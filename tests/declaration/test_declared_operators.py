@@ -6,8 +6,6 @@ them too (tests/runtime/bad_inputs.py)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import ml_dtypes
@@ -19,7 +17,7 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 from aclgen import OperatorError, select
 from aclgen.declaration import DeclarationError, registered
-from tests import ROOT, declared_ops
+from tests import ROOT, declared_ops, runners
 from tests.edges import float_specials
 from tests.reference import same_bits
 
@@ -219,27 +217,22 @@ def test_aclnn_lists_declared_functions():
 # ------------------------------------------------------------------------------ 3. the CLI
 
 
-def aclgen_cli(*args):
-    return subprocess.run([sys.executable, "-m", "aclgen.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
-
-
 def test_cli_ops_compile_and_run_a_modules_operators():
-    r = aclgen_cli("ops", FILE)
+    r = runners.aclgen("ops", FILE, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "hardswish_backward" in r.stdout  # next to the built-ins
     assert "aclnnSuiteLeakyReluBackward(gradOutput, self, negativeSlope, gradInput)" in r.stdout
     assert "suite_mul_add_backward(grad_output, self, other, *, out=None)" in r.stdout
-    r = aclgen_cli("compile", f"{FILE}:SuiteLeakyReluBackward", "--dtype", "float16", "--emit", "ew")
+    r = runners.aclgen("compile", f"{FILE}:SuiteLeakyReluBackward", "--dtype", "float16", "--emit", "ew", cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "ew.kernel" in r.stdout and "f16" in r.stdout
-    r = aclgen_cli("run", f"{FILE}:suite_leaky_relu_backward", "--shape", "33x17", "--dtype", "bfloat16",
-                   "--param", "negativeSlope=0.25", "--seconds", "0.01")
+    r = runners.aclgen("run", f"{FILE}:suite_leaky_relu_backward", "--shape", "33x17", "--dtype", "bfloat16",
+                           "--param", "negativeSlope=0.25", "--seconds", "0.01", cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "max error   0  (0 of 561 elements differ" in r.stdout
-    r = aclgen_cli("run", f"{FILE}:suite_mul_add_backward", "--shape", "10x3", "--seconds", "0.01")
+    r = runners.aclgen("run", f"{FILE}:suite_mul_add_backward", "--shape", "10x3", "--seconds", "0.01", cwd=ROOT)
     assert r.returncode == 0 and "(0 of 60 elements differ" in r.stdout, r.stdout + r.stderr
-    r = aclgen_cli("run", f"{FILE}:NoSuchOp")
+    r = runners.aclgen("run", f"{FILE}:NoSuchOp", cwd=ROOT)
     assert r.returncode == 1 and "declares no operator 'NoSuchOp'" in r.stderr
 
 
@@ -271,7 +264,7 @@ def test_untraceable_formula_is_refused_where_it_is_declared(tmp_path):
         def uses_math(g):
             return math.exp(g)
     '''))
-    r = aclgen_cli("compile", f"{module}:SuiteUsesMath", "--dtype", "float32")
+    r = runners.aclgen("compile", f"{module}:SuiteUsesMath", "--dtype", "float32", cwd=ROOT)
     assert r.returncode == 1
     assert f"SuiteUsesMath: {module}:7: math.exp is not a formula function: use aclgen.exp" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr

@@ -14,6 +14,7 @@ import aclgen.aclnn as aclnn
 from aclgen import Attr, Scalar, Tensor
 from aclgen.capi import abi, headers
 from aclgen.declaration import unregister
+from tests import runners
 
 F32 = np.float32
 NULL, INVALID = 161001, 161002
@@ -207,8 +208,6 @@ def test_reduced_outputs_and_array_attributes(ops):
 
 
 def test_a_module_declares_softmax_backward_and_the_cli_lists_it(tmp_path):
-    import subprocess
-    import sys
 
     module = tmp_path / "my_softmax.py"
     module.write_text(textwrap.dedent('''
@@ -219,8 +218,7 @@ def test_a_module_declares_softmax_backward_and_the_cli_lists_it(tmp_path):
         def my_softmax_backward(g, y, dim):
             return y * (g - aclgen.sum(g * y, axis=dim))
     '''))
-    r = subprocess.run([sys.executable, "-m", "aclgen.cli", "ops", str(module)], capture_output=True, text=True,
-                       timeout=120)
+    r = runners.aclgen("ops", str(module), timeout=120)
     assert r.returncode == 0, r.stderr
     assert "aclnnMySoftmaxBackward(gradOutput, output, dim, gradInput)" in r.stdout
 

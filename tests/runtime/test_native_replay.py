@@ -7,20 +7,14 @@ import os
 import numpy as np
 import pytest
 
-from aclgen import dtypes as dt
 from aclgen.codegen import native
-from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.kernel import Param
 from aclgen.knobs import environ_keys
+from tests.kernels import formula_kernel, meta_for
 from tests.runners import run_threads
 
 pytestmark = pytest.mark.skipif(not native.available(), reason="numpy's array layout is not the probed one")
 KNOB = "ACLGEN_REPLAY_TEST_KNOB"
-
-
-def build(formula, name, n_in, n_out=1, rank=1, params=()):
-    variant = Variant((dt.float32,) * n_in, (dt.float32,) * n_out, rank, ("strided",) * (n_in + n_out))
-    return compile_variant(formula, name, variant, params, None, Options())
 
 
 def fma_free(g, x):
@@ -38,30 +32,15 @@ def two(a, b):
 @pytest.fixture(scope="module")
 def kernels():
     return {
-        "axpy": build(fma_free, "replay_axpy", 2),
-        "axpy2": build(fma_free, "replay_axpy2", 2, rank=2),
-        "scale": build(scale, "replay_scale", 1, params=(Param("alpha"),)),
-        "two": build(two, "replay_two", 2, 2),
+        "axpy": formula_kernel(fma_free, "replay_axpy", 2),
+        "axpy2": formula_kernel(fma_free, "replay_axpy2", 2, rank=2),
+        "scale": formula_kernel(scale, "replay_scale", 1, params=(Param("alpha"),)),
+        "two": formula_kernel(two, "replay_two", 2, 2),
     }
 
 
 def axpy(g, x):
     return x * np.float32(2) + g
-
-
-def meta_for(kernel, arrays, params=()):
-    """The launch record: the (first output's) dims, each operand's element strides, the
-    parameters (an f32 in its slot's low 4 bytes)."""
-    layout, shape = kernel.meta_layout, arrays[-1].shape
-    meta = np.zeros(layout.size, np.int64)
-    for k, n in enumerate(shape):
-        meta[layout.dim(k)] = n
-    for o, a in enumerate(arrays):
-        for k in range(layout.rank):
-            meta[layout.stride(o, k)] = a.strides[k] // a.itemsize
-    for j, p in enumerate(params):
-        meta[layout.param(j)] = int(np.array(p, np.float32).view(np.uint32))
-    return meta
 
 
 def call_and_record(replays, kernel, inputs, outputs, params=(), threads=1, env=None):

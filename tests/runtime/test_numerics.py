@@ -12,26 +12,9 @@ import aclgen.acl as acl
 from aclgen.declaration import SOCS
 from aclgen.tools.run import input_shapes
 from tests import reference as ref
+from tests.edges import values
 from tests.registry import extras, resolve, seeds
 from tests.runtime.aclnn_calls import call
-
-CODE = {"float32": acl.ACL_FLOAT, "float16": acl.ACL_FLOAT16, "bfloat16": acl.ACL_BF16, "int8": acl.ACL_INT8,
-        "int32": acl.ACL_INT32, "int64": acl.ACL_INT64, "uint8": acl.ACL_UINT8}
-SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, 2.9999998, -3.0000002, 1.2, -1.2, 0.5, 1e-40, 65504.0, 7e4]
-
-
-def values(dtype: np.dtype, n: int, rng) -> np.ndarray:
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        v = rng.integers(max(info.min, -200), min(info.max, 200), n, endpoint=True)
-        v[:4] = [info.min, info.max, 0, 1][:4] if n >= 4 else v[:4]
-        return v.astype(dtype)
-    v = (rng.standard_normal(n) * 4).astype(np.float32)
-    k = min(n, len(SPECIALS))
-    v[:k] = np.array(SPECIALS[:k], np.float32)
-    with np.errstate(over="ignore"):
-        return v.astype(dtype)
-
 
 EXACT = [op.python_name for op in seeds() if ref.exact(op.python_name)]
 BROADCASTING = [op.python_name for op in seeds() if ref.exact(op.python_name) and op.broadcast]
@@ -62,15 +45,9 @@ def check(key, out, g, x, param=None, dim=-1):
         assert ref.same_bits(out, want), f"{key}: got {out.ravel()[:8]} want {want.ravel()[:8]}"
 
 
-@pytest.fixture
-def soc():
-    yield
-    acl.set_soc_version(None)
-
-
 @pytest.mark.parametrize("key,soc_name,dtype", op_dtypes(), ids=[f"{k}-{s}-{d}" for k, s, d in op_dtypes()])
 def test_every_dtype_of_every_profile(key, soc_name, dtype, soc):
-    acl.set_soc_version(soc_name)
+    soc(soc_name)
     rng = np.random.default_rng(abs(hash((key, dtype))) % 2**32)
     npd = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     n = 67  # not a multiple of any vector width
@@ -179,7 +156,7 @@ def test_threshold_integer_truncation_and_ranges(dtype, t):
 
 
 def test_threshold_int64_on_ascend950(soc):
-    acl.set_soc_version("Ascend950")
+    soc("Ascend950")
     x = np.array([-2**63, -1, 0, 1, 2**63 - 1], np.int64)
     g = np.array([5, 6, 7, 8, 9], np.int64)
     out = np.zeros(5, np.int64)

@@ -2,37 +2,20 @@
 
 import ctypes
 import gc
-import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 
-from aclgen import dtypes as dt
 from aclgen.codegen import native
 from aclgen.codegen import native_ir as nir
-from aclgen.compiler import Options, Variant, compile_variant
-
-
-def compile_kernel(formula, name, n_in=1, n_out=1):
-    variant = Variant((dt.float32,) * n_in, (dt.float32,) * n_out, 1, ("strided",) * (n_in + n_out))
-    return compile_variant(formula, name, variant, (), None, Options())
-
-
-def meta_for(kernel, n, arrays):
-    """The launch record of a rank-1 call over `arrays` (inputs then outputs): dims, strides."""
-    layout = kernel.meta_layout
-    meta = np.zeros(layout.size, np.int64)
-    meta[layout.dim(0)] = n
-    for o, a in enumerate(arrays):
-        meta[layout.stride(o, 0)] = a.strides[0] // a.itemsize
-    return meta
+from tests.kernels import formula_kernel, meta_for
+from tests.runners import python
 
 
 @pytest.fixture(scope="module")
 def double():
-    return compile_kernel(lambda x: x * 2.0, "double_pycall_test")
+    return formula_kernel(lambda x: x * 2.0, "double_pycall_test")
 
 
 def test_layout_probe():
@@ -51,7 +34,7 @@ def test_one_handle_per_kernel_and_nothing_attached(double):
 
 
 def test_handle_goes_with_its_kernel():
-    k = compile_kernel(lambda x: x + 1.0, "short_lived_pycall_test")
+    k = formula_kernel(lambda x: x + 1.0, "short_lived_pycall_test")
     native.entry(k)
     assert k in native._entries
     n = len(native._entries)
@@ -64,7 +47,7 @@ def test_calls_with_ints(double):
     call = native.entry(double).call()
     x = np.arange(11, dtype=np.float32)[1:]  # an offset view: data pointer != buffer start
     out = np.zeros(10, np.float32)
-    meta = meta_for(double, 10, (x, out))
+    meta = meta_for(double, (x, out))
     assert call(x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, 10) is None
     np.testing.assert_array_equal(out, x * 2)
 
@@ -73,7 +56,7 @@ def test_packed_entry_takes_an_argv(double):
     e = native.entry(double)
     x = np.linspace(-3, 3, 100, dtype=np.float32)
     out = np.full(100, -7.0, np.float32)
-    meta = meta_for(double, 100, (x, out))
+    meta = meta_for(double, (x, out))
     argv = np.array([x.ctypes.data, out.ctypes.data, meta.ctypes.data, e.address], np.int64)  # then the kernel
     packed_address = int(e.words()[nir.CallWords.PACKED])
     packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(packed_address)
@@ -110,7 +93,7 @@ def test_concurrent_calls_from_threads(double):
     n = 1 << 22
     xs = [np.ones(n, np.float32) for _ in range(2)]
     outs = [np.empty(n, np.float32) for _ in range(2)]
-    meta = meta_for(double, n, (xs[0], outs[0]))
+    meta = meta_for(double, (xs[0], outs[0]))
     threads = [threading.Thread(target=call, args=(x.ctypes.data, o.ctypes.data, meta.ctypes.data, 0, n))
                for x, o in zip(xs, outs)]
     for t in threads:
@@ -125,14 +108,12 @@ def test_symbols_redefined_by_other_llvm_users_do_not_matter():
     process; our entry points must not resolve C API names through symbols at all."""
     code = (
         "import llvmlite.binding as llvm, numpy as np\n"
-        "from aclgen import dtypes as dt\n"
         "from aclgen.codegen import native\n"
-        "from aclgen.compiler import Options, Variant, compile_variant\n"
+        "from tests.kernels import formula_kernel\n"
         "llvm.add_symbol('PyExc_TypeError', id(TypeError))\n"
         "llvm.add_symbol('_Py_NoneStruct', 8)\n"
         "llvm.add_symbol('PyEval_SaveThread', 8)\n"
-        "v = Variant((dt.float32,), (dt.float32,), 1, ('strided', 'strided'))\n"
-        "k = compile_variant(lambda x: x * 2.0, 'f', v, (), None, Options())\n"
+        "k = formula_kernel(lambda x: x * 2.0, 'f')\n"
         "e = native.entry(k)\n"
         "try:\n    e.call()()\nexcept TypeError:\n    print('ok')\n"
         "x, out = np.ones(8, np.float32), np.zeros(8, np.float32)\n"
@@ -144,6 +125,6 @@ def test_symbols_redefined_by_other_llvm_users_do_not_matter():
         "assert r.run((np.ones(9, np.float32),), (), None) is None\n"
         "print('replayed', r.run((x,), (), None).tolist())\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = python(code, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split("\n")[:2] == ["ok", "replayed " + str([2.0] * 8)], proc.stdout

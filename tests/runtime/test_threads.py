@@ -1,19 +1,16 @@
 """The native thread pool (aclgen.codegen.native): split launches are exact, busy pools fall
 back, sleepers wake, a forked child gets its own pool."""
 
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
 
-from aclgen import dtypes as dt
 from aclgen.codegen import native
 from aclgen.codegen import native_ir as nir
-from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.knobs import environ_keys
-from tests.runners import run_threads
+from tests.kernels import formula_kernel
+from tests.runners import python, run_threads
 
 pytestmark = pytest.mark.skipif(not native._has_pool(), reason="the native pool is x86-64 Linux only")
 
@@ -28,8 +25,7 @@ def ref(g, x):
 
 @pytest.fixture(scope="module")
 def kernel():
-    variant = Variant((dt.float32, dt.float32), (dt.float32,), 1, ("strided",) * 3)
-    return compile_variant(formula, "pool_test", variant, (), None, Options())
+    return formula_kernel(formula, "pool_test", 2)
 
 
 @pytest.fixture(scope="module")
@@ -108,12 +104,9 @@ def test_replays_split_by_the_call_words(kernel):
 def test_a_forked_child_gets_its_own_pool():
     code = """
 import os, numpy as np
-from aclgen import dtypes as dt
 from aclgen.codegen import native
-from aclgen.codegen import native_ir as nir
-from aclgen.compiler import Options, Variant, compile_variant
-v = Variant((dt.float32,), (dt.float32,), 1, ('strided', 'strided'))
-e = native.entry(compile_variant(lambda x: x * 2.0, 'f', v, (), None, Options()))
+from tests.kernels import formula_kernel
+e = native.entry(formula_kernel(lambda x: x * 2.0, 'f'))
 n = 200_000
 x, meta = np.arange(n, dtype=np.float32), np.array([n, 1, 1], np.int64)
 
@@ -136,6 +129,6 @@ _, status = os.waitpid(pid, 0)
 check('parent again')
 print('status', os.waitstatus_to_exitcode(status))
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = python(code, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "status 0"

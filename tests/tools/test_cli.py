@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 
 import pytest
 
 from aclgen.cli import main
 from aclgen.codegen.target import host
 from aclgen.tools.demo import check_example
+from tests import runners
 from tests.registry import builtins
 
 
 def aclgen(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "aclgen.cli", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        env={**os.environ, "ACLGEN_DEBUG": ""},
-        timeout=timeout,
-    )
+    """The command as a user runs it: ACLGEN_DEBUG unset, so errors are one line."""
+    return runners.aclgen(*args, stdin=stdin, timeout=timeout, env={"ACLGEN_DEBUG": ""})
 
 
 def loop_bodies(asm: str) -> list[str]:
@@ -133,13 +126,8 @@ def test_opt_errors_are_one_line_without_traceback(args, stdin, message):
 
 
 def test_debug_env_shows_the_traceback():
-    r = subprocess.run(
-        [sys.executable, "-m", "aclgen.cli", "opt", "-", "-p", "cse"],
-        input='builtin.module {\n  %0 = "foo.bar"() : () -> i32\n}',
-        capture_output=True,
-        text=True,
-        env={**os.environ, "ACLGEN_DEBUG": "1"},
-    )
+    r = runners.aclgen("opt", "-", "-p", "cse", stdin='builtin.module {\n  %0 = "foo.bar"() : () -> i32\n}',
+                       env={"ACLGEN_DEBUG": "1"})
     assert r.returncode != 0
     assert "Traceback" in r.stderr
 
@@ -267,11 +255,10 @@ def test_a_bad_soc_names_the_option(command):
 
 
 def test_run_says_where_the_variant_came_from(tmp_path):
-    env = {**os.environ, "ACLGEN_CACHE_DIR": str(tmp_path)}
     notes = []
     for _ in range(2):
-        r = subprocess.run([sys.executable, "-m", "aclgen.cli", "run", "threshold_backward", "--shape", "64x64",
-                            "--seconds", "0.01"], capture_output=True, text=True, env=env, timeout=300)
+        r = runners.aclgen("run", "threshold_backward", "--shape", "64x64", "--seconds", "0.01",
+                           env={"ACLGEN_CACHE_DIR": str(tmp_path)})
         assert r.returncode == 0, r.stderr
         notes.append(re.search(r"first call +[\d.]+ ms \((.*)\)", r.stdout)[1])
     assert notes == ["includes compiling the variant", "includes loading the variant from the disk cache"]

@@ -8,8 +8,6 @@ warm compile cache) and compared with the committed ones.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -17,7 +15,7 @@ import aclgen.ops
 from aclgen.ops import catalog
 from aclgen.ops.activation import OUT_OF_SCOPE
 from aclgen.tools import docs
-from tests import ROOT
+from tests import ROOT, runners
 
 REFERENCE = ROOT / "docs" / "operators"
 REGENERATE = "aclgen docs"
@@ -114,8 +112,7 @@ def test_check_names_stale_pages_and_the_command(generated, tmp_path):
     (tmp_path / "aclnnRelu.md").write_text("edited\n")
     (tmp_path / "aclnnGone.md").write_text("an operator that was removed\n")
     assert docs.stale(tmp_path, generated) == ["aclnnRelu.md (differs)", "aclnnGone.md (no such operator)"]
-    r = subprocess.run([sys.executable, "-m", "aclgen.cli", "docs", "--check", "--out", str(tmp_path)],
-                       capture_output=True, text=True)
+    r = runners.aclgen("docs", "--check", "--out", str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
     assert f"stale: {tmp_path / 'aclnnRelu.md'}" in r.stdout and "run `aclgen docs`" in r.stdout
     assert docs.write(tmp_path, generated)[1] == ["aclnnGone.md"]

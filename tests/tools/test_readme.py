@@ -9,13 +9,11 @@ import importlib.util
 import itertools
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests import ROOT
+from tests import ROOT, runners
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README = (ROOT / "README.md").read_text()
@@ -71,7 +69,7 @@ def test_the_extras_keep_lint_tools_apart():
 @pytest.mark.parametrize("command", ["ops", "compile", "opt", "run", "demo", "bench", "tune", "sdk", "cache", "docs"])
 def test_every_cli_command_is_documented(command):
     assert f"aclgen {command}" in (ROOT / "docs" / "cli.md").read_text()
-    r = subprocess.run([sys.executable, "-m", "aclgen.cli", command, "--help"], capture_output=True, text=True)
+    r = runners.aclgen(command, "--help")
     assert r.returncode == 0, r.stderr
 
 

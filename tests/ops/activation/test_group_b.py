@@ -149,14 +149,6 @@ def status(api, *args):
     return ret, acl.get_recent_err_msg() if ret else ""
 
 
-@pytest.fixture
-def soc():
-    def use(name):
-        assert acl.set_soc_version(name) == 0
-    yield use
-    acl.set_soc_version(None)
-
-
 @pytest.mark.parametrize("api,args,code,says", [
     ("aclnnSigmoid", (None, tensor()), NULL, "self is nullptr"),
     ("aclnnSigmoid", (tensor(), None), NULL, "out is nullptr"),

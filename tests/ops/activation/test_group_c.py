@@ -259,14 +259,6 @@ def test_checks_and_codes(api, args, code, says):
     assert says in message, message
 
 
-@pytest.fixture
-def soc():
-    def use(name):
-        assert acl.set_soc_version(name) == 0
-    yield use
-    acl.set_soc_version(None)
-
-
 @pytest.mark.parametrize("api,soc_name,args", [
     ("aclnnSwiGlu", "Ascend910", (tensor(), -1, tensor(H))),  # 不支持
     ("aclnnFatreluMul", "Ascend950", (tensor(), tensor((1,)), tensor(H))),
