@@ -2,7 +2,6 @@
 
 import ctypes
 import gc
-import threading
 
 import numpy as np
 import pytest
@@ -10,7 +9,7 @@ import pytest
 from aclgen.codegen import native
 from aclgen.codegen import native_ir as nir
 from tests.kernels import formula_kernel, meta_for
-from tests.runners import python
+from tests.runners import python, run_threads
 
 
 @pytest.fixture(scope="module")
@@ -94,12 +93,7 @@ def test_concurrent_calls_from_threads(double):
     xs = [np.ones(n, np.float32) for _ in range(2)]
     outs = [np.empty(n, np.float32) for _ in range(2)]
     meta = meta_for(double, (xs[0], outs[0]))
-    threads = [threading.Thread(target=call, args=(x.ctypes.data, o.ctypes.data, meta.ctypes.data, 0, n))
-               for x, o in zip(xs, outs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
+    run_threads(lambda k: call(xs[k].ctypes.data, outs[k].ctypes.data, meta.ctypes.data, 0, n), 2, timeout=60)
     assert all((o == 2).all() for o in outs)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 from tests import reference as ref
+from tests.runners import run_threads
 from tests.runtime.aclnn_calls import gws, run, s
 
 
@@ -353,30 +354,21 @@ def test_many_threads_queue_and_synchronize_on_one_stream():
     after its own thread's tasks ran; every task runs once, never two at a time, each thread's in
     its order."""
     stream, _ = acl.rt.create_stream()
-    tasks, threads, errors = Tasks(), 8, []
+    tasks, threads = Tasks(), 8
     counts = [0] * threads
 
     def count(k):
         counts[k] += 1
 
     def body(k):
-        try:
-            for i in range(200):
-                stream.enqueue(tasks.task((k, i)))
-                stream.enqueue(lambda k=k: count(k))
-                if i % 5 == k % 5:
-                    assert acl.rt.synchronize_stream(stream) == 0
-                    assert counts[k] == i + 1, f"thread {k}: synchronize returned before its work ran"
-        except BaseException as e:
-            errors.append(f"thread {k}: {type(e).__name__}: {e}")
+        for i in range(200):
+            stream.enqueue(tasks.task((k, i)))
+            stream.enqueue(lambda k=k: count(k))
+            if i % 5 == k % 5:
+                assert acl.rt.synchronize_stream(stream) == 0
+                assert counts[k] == i + 1, "synchronize returned before its work ran"
 
-    workers = [threading.Thread(target=body, args=(k,), daemon=True) for k in range(threads)]
-    for th in workers:
-        th.start()
-    for th in workers:
-        th.join(120)
-        assert not th.is_alive(), "deadlock"
-    assert not errors, errors
+    run_threads(body, threads)
     assert acl.rt.synchronize_stream(stream) == 0
     assert tasks.peak == 1 and len(tasks.ran) == threads * 200
     for k in range(threads):
