@@ -14,7 +14,7 @@ results (log(0), exp(inf), ...) and the sign of zero results ("exactness faults"
 and the noFMA row how many inputs give other bits than with FMA.
 
 pow takes two arguments: `pow` sweeps three grids of (x, y) instead (see `pow_grids`), against
-float64 with C99 Annex F's special cases; tests/test_math_pow.py checks the special cases bit for
+float64 with C99 Annex F's special cases; tests/compiler/test_math_pow.py checks the special cases bit for
 bit.
 """
 

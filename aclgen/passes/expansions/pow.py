@@ -1,6 +1,6 @@
 """pow(x, y) as vectorizable f32 code: C99 Annex F's special cases (as torch.pow and powf), and
 within 1 ulp elsewhere on dense grids of (x, y), with fused and unfused multiply-adds
-(tests/test_math_pow.py, docs/math.md).
+(tests/compiler/test_math_pow.py, docs/math.md).
 
     |x|^y = 2^(y log2|x|)
 

@@ -8,18 +8,18 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from aclgen.cli import UserError, main
 from aclgen.declaration import unregister
 from aclgen.tools import bench
+from tests import ROOT
 
 
 def _issue4():
     """benchmarks/run_issue4.py, which judges a result against issue 4's targets."""
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "run_issue4.py"
+    path = ROOT / "benchmarks" / "run_issue4.py"
     spec = importlib.util.spec_from_file_location("run_issue4", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

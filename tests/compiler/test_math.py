@@ -20,6 +20,7 @@ import scipy.special as sp
 import aclgen
 from aclgen.frontend.dsl import FUNCTIONS
 from aclgen.knobs import overridden
+from tests.reference import same_bits
 
 INF, NAN = float("inf"), float("nan")
 F32_MAX = float(np.finfo(np.float32).max)
@@ -159,19 +160,12 @@ EXACT = {
 }
 
 
-def same(got: np.ndarray, want: np.ndarray) -> bool:
-    """Bit for bit, NaN payloads aside."""
-    nan = np.isnan(want)
-    return bool(np.array_equal(np.isnan(got), nan) and np.array_equal(got[~nan].view(np.uint32),
-                                                                      want[~nan].view(np.uint32)))
-
-
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_exact_values(name):
     x, want = (np.array(v, np.float32) for v in zip(*EXACT[name]))
     for fma in ("on", "off"):
         got = aclgen.compile(_unary(name), fma=fma, name=f"{name}_{fma}")(x)
-        assert same(got, want), (name, fma, x[got.view(np.uint32) != want.view(np.uint32)])
+        assert same_bits(got, want), (name, fma, x[got.view(np.uint32) != want.view(np.uint32)])
 
 
 def test_exp_subnormal_results_and_overflow_threshold():
@@ -268,7 +262,7 @@ def test_half_precision_is_the_f32_result_rounded_once(dtype):
     for name, g, w in zip(UNARY, got, want):
         with np.errstate(over="ignore", invalid="ignore"):  # f32 results beyond the half type's range
             rounded = w.astype(np_dtype).astype(np.float32)
-        assert same(g.astype(np.float32), rounded), name
+        assert same_bits(g.astype(np.float32), rounded), name
 
 
 def test_results_do_not_depend_on_the_schedule():
@@ -284,10 +278,10 @@ def test_results_do_not_depend_on_the_schedule():
         got = aclgen.compile(all_functions, name="sched_" + "_".join(f"{k}{v}" for k, v in options.items()),
                              **options)(x)
         for name, g, w in zip(UNARY, got, base):
-            assert same(g, w), (name, options)
+            assert same_bits(g, w), (name, options)
     with overridden(ACLGEN_THREADS="1"):
         one = f(x)
-    assert all(same(g, w) for g, w in zip(one, base))
+    assert all(same_bits(g, w) for g, w in zip(one, base))
 
 
 @pytest.mark.parametrize("cpu, fma", [("haswell", "on"), ("generic", "off")])
@@ -302,7 +296,7 @@ def test_every_isa_gives_the_same_bits(cpu, fma):
     with overridden(ACLGEN_CPU_NAME=cpu):
         other = aclgen.compile(all_functions, name=f"isa_{cpu}", fma=fma)(x)
     for name, g, w in zip(UNARY, other, host):
-        assert same(g, w), (name, cpu)
+        assert same_bits(g, w), (name, cpu)
 
 
 # -- every function has code, and no libcall -----------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 
 import aclgen
 from aclgen.knobs import overridden
+from tests.reference import same_bits
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 DTYPES = [np.float32, np.float16, BF16]
@@ -44,14 +45,6 @@ UNARY = {
 BINARY = {"minimum": minimum, "maximum": maximum, "copysign": np.copysign}
 
 
-def same(got: np.ndarray, want: np.ndarray) -> bool:
-    """Bit for bit, NaN payloads aside."""
-    got, want = np.asarray(got), np.asarray(want)
-    nan = np.isnan(got.astype(np.float32))
-    return bool(np.array_equal(nan, np.isnan(want.astype(np.float32)))
-                and np.array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8)))
-
-
 def on(target: str):
     """Compile for `target` ("host": this machine) while inside."""
     return contextlib.nullcontext() if target == "host" else overridden(ACLGEN_CPU_NAME=target)
@@ -71,7 +64,7 @@ def test_unary_exact(name, dtype, target):
         got = aclgen.compile(_unary(getattr(aclgen, name)), dtypes=np.dtype(dtype).name)(x)
     with np.errstate(all="ignore"):
         want = UNARY[name](x.astype(np.float32)).astype(dtype)
-    assert same(got, want), (name, x[~np.equal(got, want)][:5])
+    assert same_bits(got, want), (name, x[~np.equal(got, want)][:5])
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -83,7 +76,7 @@ def test_binary_exact(name, dtype):
         a, b = a.ravel().astype(dtype), b.ravel().astype(dtype)
     got = aclgen.compile(lambda a, b: getattr(aclgen, name)(a, b), dtypes=np.dtype(dtype).name)(a, b)
     want = BINARY[name](a.astype(np.float32), b.astype(np.float32)).astype(dtype)
-    assert same(got, want)
+    assert same_bits(got, want)
 
 
 def test_minimum_maximum_keep_the_first_of_equal_zeros_and_propagate_nan():
@@ -97,15 +90,15 @@ def test_minimum_maximum_keep_the_first_of_equal_zeros_and_propagate_nan():
 def test_clamp_is_torch_clamp():
     x = edges()
     got = aclgen.compile(lambda x: aclgen.clamp(x, -1.0, 2.0))(x)
-    assert same(got, minimum(maximum(x, np.float32(-1)), np.float32(2)))
+    assert same_bits(got, minimum(maximum(x, np.float32(-1)), np.float32(2)))
     assert np.isnan(got[np.isnan(x)]).all()
     one_sided = aclgen.compile(lambda x: aclgen.clamp(x, hi=0.5))(x)
-    assert same(one_sided, minimum(x, np.float32(0.5)))
+    assert same_bits(one_sided, minimum(x, np.float32(0.5)))
     swapped = aclgen.compile(lambda x: aclgen.clamp(x, 1.0, -1.0))(x)  # lo > hi: hi, as torch
     assert (swapped[~np.isnan(x)] == -1).all()
     torch = pytest.importorskip("torch")
     t = torch.from_numpy(x)
-    assert same(got, torch.clamp(t, -1.0, 2.0).numpy())
+    assert same_bits(got, torch.clamp(t, -1.0, 2.0).numpy())
 
 
 def test_masks_isinf_isfinite_isnan():
@@ -123,8 +116,8 @@ def test_python_rounding_protocol_and_powers():
     f = aclgen.compile(lambda x: (math.floor(x), math.ceil(x), math.trunc(x), round(x), x**0.5))
     fl, ce, tr, ro, sq = f(x)
     with np.errstate(invalid="ignore"):
-        assert same(fl, np.floor(x)) and same(ce, np.ceil(x)) and same(tr, np.trunc(x))
-        assert same(ro, np.rint(x)) and same(sq, np.sqrt(x))
+        assert same_bits(fl, np.floor(x)) and same_bits(ce, np.ceil(x)) and same_bits(tr, np.trunc(x))
+        assert same_bits(ro, np.rint(x)) and same_bits(sq, np.sqrt(x))
 
 
 def test_float_to_integer_outputs_round_half_to_even_and_saturate_on_every_target():
