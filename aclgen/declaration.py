@@ -78,10 +78,6 @@ class Scalar:
         if self.optional and self.default is REQUIRED:
             raise DeclarationError(f"scalar {self.name!r}: an optional scalar needs the default NULL means")
 
-    def example_for(self, shape: Sequence[int]) -> Any:
-        """A value of this attribute for inputs of `shape` (`example`, else `sample`)."""
-        return self.value(self.example(tuple(shape))) if self.example else self.sample
-
     @property
     def sample(self):
         """The value tools (`aclgen run`, `demo`, `bench`) give it when none is asked for: its

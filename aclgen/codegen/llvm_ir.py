@@ -42,7 +42,7 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             slot = b.alloca(convert_type(op.elem_type), size=values[op.size])
             slot.type = convert_type(op.res.type)
             if op.alignment:
-                slot.align = op.alignment.value.data
+                slot.align = op.alignment.value.data  # pyright: ignore[reportAttributeAccessIssue]
             values[op.res] = slot
         case llvm.StoreOp() if op.nontemporal is not None:
             # xDSL's converter drops the flag: keep it as !nontemporal metadata

@@ -15,8 +15,8 @@ import sys
 
 from aclgen.declaration import Operator, collecting, registered
 from aclgen.frontend.dsl import FormulaError
-from aclgen.runtime.errors import OperatorError
 from aclgen.runtime import torch_library
+from aclgen.runtime.errors import OperatorError
 from aclgen.runtime.function import Function, function_of
 
 FAMILIES = ("activation", "norm")  # CANN's folders of hicann/ops-nn, one subpackage each

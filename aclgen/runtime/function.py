@@ -218,12 +218,21 @@ class Function:
             raise OperatorError(e.message, e.status) from None
         return executor.kernels
 
-    def empty_outputs(self, /, *args, **kwargs) -> list[np.ndarray]:
+    def empty_outputs(self, /, *args, **kwargs) -> list[np.ndarray | None]:
         """Uninitialized numpy outputs of the shapes and dtypes a call with `args` (inputs,
-        then scalars) writes: what a call without `out` allocates."""
+        then scalars) writes: what a call without `out` allocates (None: masked off)."""
         args = self._bind(args, kwargs) if kwargs or len(args) != self._n else args
         ins = [_tensor(self.op, name, a) for name, a in zip(self.op.inputs, args[: self._n_in])]
         return self._allocate(self.infer(ins, args))
+
+    def every_output(self, /, *args, **kwargs) -> list[np.ndarray]:
+        """`empty_outputs` for a call that writes all its outputs (tools: `aclgen run`, `bench`);
+        ValueError when `args` mask one off."""
+        outs = self.empty_outputs(*args, **kwargs)
+        off = [n for n, o in zip(self.op.outputs, outs) if o is None]
+        if off:
+            raise ValueError(f"{self.op.api}: these arguments leave out {', '.join(off)}")
+        return [o for o in outs if o is not None]
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         try:
@@ -271,7 +280,7 @@ class Function:
             outs = [o if o is None else _as_library_of(foreign, o, t.dtype) for o, t in zip(outs, out_tensors)]
         return outs[0] if self._single else tuple(outs)
 
-    def _allocate(self, shapes: list[tuple[tuple[int, ...], int]]) -> list[np.ndarray]:
+    def _allocate(self, shapes: list[tuple[tuple[int, ...], int] | None]) -> list[np.ndarray | None]:
         """New outputs of these (dims, aclDataType); one numpy cannot make (more dims than it
         has) is the API's 161002, named."""
         outs: list = []
@@ -287,10 +296,11 @@ class Function:
                                     f"allocate ({exc})") from None
         return outs
 
-    def infer(self, ins: list, args: tuple) -> list[tuple[tuple[int, ...], int]]:
-        """(dims, aclDataType) of each output a call without `out` allocates. `ins` are the
-        inputs' aclTensors, or anything with their `view_dims` and `dtype` (torch's fake
-        tensors, aclgen/runtime/torch_library.py); `args` the call's inputs and scalars."""
+    def infer(self, ins: list, args: tuple) -> list[tuple[tuple[int, ...], int] | None]:
+        """(dims, aclDataType) of each output a call without `out` allocates (None: masked off,
+        not written). `ins` are the inputs' aclTensors, or anything with their `view_dims` and
+        `dtype` (torch's fake tensors, aclgen/runtime/torch_library.py); `args` the call's inputs
+        and scalars."""
         op = self.op
         given = args[self._n_in + len(op.scalars):]
         if op.result is not None:
@@ -387,11 +397,12 @@ def output_shapes(op, dims: tuple[int, ...], ins: dict, attrs: tuple | None = No
         return [dims] * len(op.outputs)  # the API names the bad axis
     out = []
     for name, row, axes in zip(op.outputs, graph.row_results(), per):
-        reduced = row and axes is not None
-        if reduced and not op.tensor(name).keepdims:
+        if not row or axes is None:
+            out.append(dims)
+        elif not op.tensor(name).keepdims:
             out.append(tuple(n for k, n in enumerate(dims) if k not in axes))
         else:
-            out.append(tuple(1 if reduced and k in axes else n for k, n in enumerate(dims)))
+            out.append(tuple(1 if k in axes else n for k, n in enumerate(dims)))
     return out
 
 

@@ -164,7 +164,11 @@ def _register(op) -> tuple[str, object]:
         # detached: the autograd layer above has recorded what it needs, and DLPack refuses
         # tensors that require grad
         fn = function_of(_current(name, schema))
-        return fn(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args])
+        result = fn(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args])
+        if isinstance(result, tuple) and None in result:  # masked-off outputs: empty tensors for torch
+            like = next(t for t in args[:n_in] if t is not None)
+            result = tuple(like.new_empty((0,)) if r is None else r for r in result)
+        return result
 
     custom = torch.library.custom_op(f"{NAMESPACE}::{name}", run, mutates_args=(), schema=schema)
 
@@ -174,7 +178,8 @@ def _register(op) -> tuple[str, object]:
         ins = [None if t is None else SimpleNamespace(view_dims=tuple(t.shape), dtype=_code_of(t.dtype))
                for t in args[:n_in]]
         like = next(t for t in args[:n_in] if t is not None)
-        outs = [like.new_empty(dims, dtype=_torch_dtype(code)) for dims, code in function_of(current).infer(ins, args)]
+        outs = [like.new_empty((0,)) if shape is None else like.new_empty(shape[0], dtype=_torch_dtype(shape[1]))
+                for shape in function_of(current).infer(ins, args)]  # (None: masked off)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     custom.register_fake(fake)  # pyright: ignore[reportAttributeAccessIssue]

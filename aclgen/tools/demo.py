@@ -4,6 +4,7 @@ against their `reference=` on edge values (aclgen.tools.accuracy), one row per c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -126,6 +127,20 @@ def reference_rows(op: Operator) -> list[Row]:
     return out
 
 
+def fitting_shape(op: Operator, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """`shape`, else the first shape near it that `op` can make: the last dim one larger (SwiGluGrad
+    splits it in two even halves), then as many elements in rows of 256 (FatreluMul's tiling takes
+    a last dim of at most 1024 before the split)."""
+    candidates = [shape, (*shape[:-1], shape[-1] + 1) if shape else (2,), (max(1, math.prod(shape) // 256), 256)]
+    for candidate in candidates:
+        try:
+            input_shapes(op, candidate)
+        except ValueError:
+            continue
+        return candidate
+    return shape  # its rows then show what it refuses
+
+
 def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: Callable[[Row], None],
          referenced: Sequence[Operator] = ()) -> list[Row]:
     """Every operator's examples, then every dtype of the SoC profile on random data of `shape`
@@ -143,11 +158,7 @@ def rows(ops: Sequence[Operator], shape: tuple[int, ...], seed: int, progress: C
     rng = np.random.default_rng(seed)
     soc = knobs().soc_version
     for op in ops:
-        op_shape = shape
-        try:
-            input_shapes(op, shape)
-        except ValueError:  # SwiGluGrad's split dim must be even
-            op_shape = (*shape[:-1], shape[-1] + 1) if shape else (2,)
+        op_shape = fitting_shape(op, shape)
         for dtype in op.supported(soc):
             add(random_row(op, op_shape, dtype, rng))
     for op in referenced:

@@ -91,7 +91,7 @@ def make_case(op: Operator, shape: tuple[int, ...], dtype: dt.DType, rng: np.ran
     dtypes = [dt.dtype(d) for d in row[: len(op.inputs)]] if row else [dtype] * len(op.inputs)
     tensors = [random_array(s, d, rng, values) for s, d in zip(input_shapes(op, shape), dtypes)]
     args = [*tensors, *values, *(a.example_for(shape) for a in op.attrs)]
-    return Case(op, args, function_of(op).empty_outputs(*args))
+    return Case(op, args, function_of(op).every_output(*args))
 
 
 def compare(out: np.ndarray, ref: np.ndarray) -> tuple[float, int]:

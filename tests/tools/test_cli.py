@@ -11,7 +11,7 @@ from aclgen.cli import main
 from aclgen.codegen.target import host
 from aclgen.tools.demo import check_example
 from tests import runners
-from tests.registry import builtins
+from tests.registry import builtins, resolve
 
 
 def aclgen(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -166,6 +166,22 @@ def test_demo_passes_and_prints_a_row_per_dtype(capsys):
     assert "threshold_backward   uint8" in out
     rows = sum(len(op.examples) + len(op.supported("Ascend910B")) for op in builtins())
     assert f"{rows} of {rows} checks ok" in out
+
+
+@pytest.mark.parametrize(("name", "shape", "fitted"), [
+    ("relu", (1000, 1002), (1000, 1002)),
+    ("swi_glu_grad", (1000, 1001), (1000, 1002)),   # halves of an even dim
+    ("fatrelu_mul", (1000, 1002), (3914, 256)),     # its tiling takes a last dim of at most 1024
+    ("gelu_mul", (300000, 2), (2343, 256)),         # ... and at most 200000 rows
+])
+def test_demo_fits_its_random_shape_to_each_operator(name, shape, fitted):
+    from aclgen.tools.demo import fitting_shape
+    from aclgen.tools.run import input_shapes
+    op = resolve(name)
+    assert fitting_shape(op, shape) == fitted
+    if fitted != shape:
+        with pytest.raises(ValueError):
+            input_shapes(op, shape)
 
 
 RELU = """

@@ -82,9 +82,18 @@ def result(ins, attrs):
     return [((*x.view_dims[:-1], x.view_dims[-1] // 2), x.dtype)]
 
 
+def doubled(shape) -> tuple[int, ...]:
+    """An input whose halves make outputs of `shape`, within the tiling's limits (ValueError
+    beyond them; geluMul shares them)."""
+    if len(shape) < 1 or 2 * shape[-1] > MAX_LAST or math.prod(shape[:-1]) > MAX_ROWS:
+        raise ValueError(f"outputs of shape {fmt_dims(shape)} need an input beyond the tiling's limits (at least "
+                         f"1 dim, a last dim of at most {MAX_LAST // 2}, at most {MAX_ROWS} rows)")
+    return (*shape[:-1], 2 * shape[-1])
+
+
 def input_shapes(shape):
     """input of `shape` with its last dim doubled; a one-element threshold."""
-    return [(*shape[:-1], 2 * shape[-1]), (1,)]
+    return [doubled(shape), (1,)]
 
 
 def fatrelu_mul_reference(x, threshold):

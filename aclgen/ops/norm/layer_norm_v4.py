@@ -71,7 +71,7 @@ def _scale(x, weight, bias, shape, eps):
     """The size of the terms: |x - mean| rounds at |x|'s ulp, the sums at n / 32 lanes, and a
     mean below FLT_MIN at the subnormals' spacing, which rstd then scales."""
     axes = _axes(x, shape)
-    y, mean, rstd = reference(x, weight, bias, shape, eps)
+    _, mean, rstd = reference(x, weight, bias, shape, eps)
     n = int(np.prod(shape))
     grow = 1 + n / 128
     w = 1 if weight is None else np.abs(weight)

@@ -139,7 +139,7 @@ def make_problem(op: Operator, dtype: dt.DType, size: Size, seed: int = 0) -> Pr
     if peer is not None and peer.prepare is not None:
         with np.errstate(all="ignore"):
             inputs = peer.prepare(rng, inputs, scalars)
-    outs = function_of(op).empty_outputs(*inputs, *scalars)
+    outs = function_of(op).every_output(*inputs, *scalars)
     return Problem(op, dtype, size, inputs, scalars, [(o.shape, o.dtype) for o in outs])
 
 
