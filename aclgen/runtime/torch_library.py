@@ -79,7 +79,7 @@ def _enable() -> None:
     if _enabled:
         return
     _enabled = True
-    import torch
+    import torch  # pyright: ignore[reportMissingImports] (optional: torch is imported only once the user has)
 
     from aclgen.declaration import on_change
     from aclgen.runtime import function
@@ -102,7 +102,7 @@ def _sync() -> None:
 
 def torch_op(op):
     """The torch custom op of a declared operator (registered now if torch just got imported)."""
-    import torch
+    import torch  # pyright: ignore[reportMissingImports] (optional: torch is imported only once the user has)
 
     if op.python_name not in _ops:
         _sync()
@@ -153,7 +153,7 @@ def _current(name: str, schema: str):
 
 
 def _register(op) -> tuple[str, object]:
-    import torch
+    import torch  # pyright: ignore[reportMissingImports] (optional: torch is imported only once the user has)
 
     from aclgen.runtime.function import function_of
 
@@ -224,7 +224,7 @@ def _code_of(dtype) -> int:
 
 
 def _torch_dtype(code: int):
-    import torch
+    import torch  # pyright: ignore[reportMissingImports] (optional: torch is imported only once the user has)
 
     from aclgen.runtime.tensor import NUMPY_OF_CODE
 
