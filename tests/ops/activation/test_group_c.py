@@ -18,9 +18,9 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.tools.accuracy import ulp_error
+from tests.oracle import needs_torch, torch
 
-torch = pytest.importorskip("torch")
-F = torch.nn.functional
+F = torch.nn.functional if torch else None
 
 NULL, INVALID, TILING = 161001, 161002, 561002
 F32, BF16 = np.float32, np.dtype(ml_dtypes.bfloat16)
@@ -76,6 +76,7 @@ XM = np.clip(X, -4.0, 4.0)
 G = values((6, 65))
 
 
+@needs_torch
 def test_glu_and_its_gradient_match_torch():
     assert_within("glu", ops.glu(X), F.glu(t64(X)).numpy())
     x = values((3, 4, 10))[:, :, ::2]  # a strided view, split along dim 1
@@ -84,12 +85,14 @@ def test_glu_and_its_gradient_match_torch():
     assert_within("glu_backward", ops.glu_backward(G, XM), want)
 
 
+@needs_torch
 def test_glu_keeps_a_large_half_times_an_underflowed_sigmoid():
     """a near FLT_MAX times sigmoid(b) below FLT_MIN (torch's and CANN's f32 give 3 bits or 0)."""
     x = np.array([[3e38, 1e30, 3e38, -2e38, -100.0, -95.0, -150.0, -90.0]], F32)
     assert_within("glu", ops.glu(x), F.glu(t64(x)).numpy())
 
 
+@needs_torch
 def test_glu_writes_an_out_of_another_float_dtype():
     x = X.astype(np.float16)
     out = np.zeros((6, 65), F32)
@@ -97,18 +100,21 @@ def test_glu_writes_an_out_of_another_float_dtype():
     assert_within("glu", out, F.glu(t64(x)).numpy())
 
 
+@needs_torch
 def test_glu_through_torch_autograd_runs_glu_backward():
     x = torch.from_numpy(XM).requires_grad_(True)
     torch.ops.aclgen.glu(x, -1).backward(torch.from_numpy(G))
     assert x.grad is not None and np.array_equal(x.grad.numpy(), ops.glu_backward(G, XM))
 
 
+@needs_torch
 def test_swi_glu_matches_torch():
     a, b = t64(X).chunk(2, -1)
     assert_within("swi_glu", ops.swi_glu(X), (F.silu(a) * b).numpy())
 
 
 @pytest.mark.parametrize("beta,linear_beta,left", [(1.0, 0.0, True), (0.5, 2.0, False)])
+@needs_torch
 def test_situ_glu_and_its_gradient_match_torch(beta, linear_beta, left):
     def situ(x):
         first, second = x.chunk(2, -1)
@@ -124,6 +130,7 @@ def test_situ_glu_and_its_gradient_match_torch(beta, linear_beta, left):
 
 
 @pytest.mark.parametrize("approximate", [0, 1])
+@needs_torch
 def test_ge_glu_and_its_gradient_match_torch(approximate):
     mode = "tanh" if approximate else "none"
     x = np.clip(X, -5.0, 5.0)  # torch's float64 gelu cancels below -5
@@ -138,6 +145,7 @@ def test_ge_glu_and_its_gradient_match_torch(approximate):
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
+@needs_torch
 def test_gelu_mul_matches_torch(approximate):
     x = np.clip(X, -5.0, None)
     x1, x2 = t64(x).chunk(2, -1)
@@ -147,6 +155,7 @@ def test_gelu_mul_matches_torch(approximate):
         assert np.array_equal(ops.gelu_mul(x, None), ops.gelu_mul(x))  # NULL is "none"
 
 
+@needs_torch
 def test_prelu_matches_torch():
     x = values((2, 3, 4, 5))
     for w in (np.array([0.1, -0.2, 0.3], F32), np.array([0.25], F32)):
@@ -156,6 +165,7 @@ def test_prelu_matches_torch():
     assert ops.prelu(np.array(-4.0, F32), np.array(0.5, F32)) == -2.0  # 0-d self and weight
 
 
+@needs_torch
 def test_prelu_promotes_mixed_dtypes():
     x, w = values((2, 3)).astype(np.float16), np.array([0.5, -1.5, 2.0], F32).astype(BF16)
     got = ops.prelu(x, w)
@@ -166,6 +176,7 @@ def test_prelu_promotes_mixed_dtypes():
 # -- the doc pages' boundaries ---------------------------------------------------------------------
 
 
+@needs_torch
 def test_fatrelu_mul_keeps_x1_at_the_threshold():
     """x1 >= threshold keeps x1 (the doc; the kernel's GT would give 0 at equality); a NaN x1 is
     0, and 0 times an infinite x2 is NaN (the product is a multiply)."""

@@ -12,8 +12,7 @@ import aclgen.ops as ops
 from aclgen.knobs import overridden
 from aclgen.tools.accuracy import NUMPY, ulp_error
 from tests.ops.reductions import edge_rows, layouts
-
-torch = pytest.importorskip("torch")
+from tests.oracle import needs_torch, torch
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -41,6 +40,7 @@ def _check(op, got, want, dtype, scale):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("n", [1, 7, 100])
+@needs_torch
 def test_forward_matches_torch(name, dtype, n):
     op = ops.OPERATORS[name]
     x = edge_rows(dtype, n)
@@ -56,6 +56,7 @@ def test_forward_matches_torch(name, dtype, n):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("n", [1, 7, 100])
+@needs_torch
 def test_backward_matches_torch(name, dtype, n):
     op = ops.OPERATORS[f"{name}_backward"]
     rng = np.random.default_rng(n)

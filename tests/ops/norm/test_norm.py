@@ -15,8 +15,7 @@ import aclgen.ops as ops
 from aclgen.knobs import overridden
 from aclgen.tools.accuracy import NUMPY, dtype_cases, ulp_error
 from tests.ops.reductions import edge_rows, layouts
-
-torch = pytest.importorskip("torch")
+from tests.oracle import needs_torch, torch
 
 NULL, INVALID = 161001, 161002
 
@@ -44,6 +43,7 @@ def _cases(name):
 
 @pytest.mark.parametrize("n", [1, 9, 300])
 @pytest.mark.parametrize("dtypes", _cases("rms_norm"), ids="+".join)
+@needs_torch
 def test_rms_norm_matches_torch(dtypes, n):
     op = ops.OPERATORS["rms_norm"]
     rng = np.random.default_rng(n)
@@ -62,6 +62,7 @@ def test_rms_norm_matches_torch(dtypes, n):
 
 @pytest.mark.parametrize("n", [1, 9, 300])
 @pytest.mark.parametrize("dtypes", _cases("rms_norm_grad"), ids="+".join)
+@needs_torch
 def test_rms_norm_grad_matches_autograd(dtypes, n):
     op = ops.OPERATORS["rms_norm_grad"]
     rng = np.random.default_rng(n)
@@ -82,6 +83,7 @@ def test_rms_norm_grad_matches_autograd(dtypes, n):
 
 @pytest.mark.parametrize("n", [1, 9, 300])
 @pytest.mark.parametrize("dtypes", _cases("layer_norm"), ids="+".join)
+@needs_torch
 def test_layer_norm_matches_torch(dtypes, n):
     op = ops.OPERATORS["layer_norm"]
     rng = np.random.default_rng(n)
@@ -103,6 +105,7 @@ def test_layer_norm_matches_torch(dtypes, n):
 
 @pytest.mark.parametrize("n", [1, 9, 300])
 @pytest.mark.parametrize("dtypes", _cases("layer_norm_backward")[::2], ids="+".join)
+@needs_torch
 def test_layer_norm_backward_matches_torch(dtypes, n):
     """aten.native_layer_norm_backward has CANN's signature: given the same (rounded) mean and rstd,
     the two compute the same function."""
