@@ -1,7 +1,8 @@
-"""The element types aclgen knows: one table joining numpy, xDSL and CANN's aclDataType.
+"""The element types kernels compute in, joining numpy and xDSL.
 
 Every layer speaks in `DType` objects: the frontend types traced values with them, the passes
-map them to xDSL types, the runtime maps CANN's numeric codes to them.
+map them to xDSL types, and the runtime's record of each CANN aclDataType
+(aclgen.runtime.constants.DATA_TYPES) names the DType kernels compute it in.
 
 xDSL is imported only when an IR type is first asked for (`DType.ir_type`, `from_ir`, ...): a
 process that finds its kernels in the compile cache never loads the compiler.

@@ -51,7 +51,7 @@ def _per_arg(spec, names: Sequence[str], what: str) -> tuple[dt.DType, ...]:
 def _exact_dtypes(in_dtypes, out_dtypes):
     """The check of a compiled formula: each tensor of exactly its compiled dtype, inputs
     broadcast, outputs of the broadcast shape (any rank)."""
-    want = [C.CODE_OF_DTYPE[d.name] for d in (*in_dtypes, *out_dtypes)]
+    want = [C.code_of(d) for d in (*in_dtypes, *out_dtypes)]
 
     def check(call) -> None:
         call.present()

@@ -168,7 +168,7 @@ ACL_VERSION = (1, 17, 0)
 
 def data_types() -> dict[str, int]:
     """aclDataType: every name of SPEC §1 (aclgen.runtime.constants) at CANN's value."""
-    return {name: code for code, name in sorted(C.DTYPE_NAMES.items())}
+    return {t.name: code for code, t in sorted(C.DATA_TYPES.items())}
 
 
 def formats() -> dict[str, int]:

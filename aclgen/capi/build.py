@@ -280,7 +280,7 @@ extern "C" int64_t *aclgen_new_int64_array(uint64_t n) { return new (std::nothro
 
 
 def _data_type_size() -> str:
-    cases = "\n".join(f"    case {code}: return {size};" for code, size in sorted(C.ITEMSIZE.items()))
+    cases = "\n".join(f"    case {code}: return {t.itemsize};" for code, t in sorted(C.DATA_TYPES.items()) if t.itemsize)
     return f"size_t aclDataTypeSize(int dataType) {{\n  switch (dataType) {{\n{cases}\n    default: return 0;\n  }}\n}}\n"
 
 

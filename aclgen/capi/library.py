@@ -16,7 +16,6 @@ import ctypes
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 import aclgen.acl as acl
@@ -42,15 +41,6 @@ _ffi: Any = None  # the embedding module's ffi and lib, set by install()
 _lib: Any = None
 _initialized = False
 
-# aclCreateScalar: how to read one value of each dtype at a C pointer
-_SCALAR_READS: dict[int, tuple[str, Callable]] = {
-    C.ACL_FLOAT: ("float", float), C.ACL_DOUBLE: ("double", float),
-    C.ACL_FLOAT16: ("uint16_t", lambda v: float(np.uint16(v).view(np.float16))),
-    C.ACL_BF16: ("uint16_t", lambda v: float(np.uint16(v).view(ml_dtypes.bfloat16))),
-    C.ACL_INT8: ("int8_t", int), C.ACL_INT16: ("int16_t", int), C.ACL_INT32: ("int32_t", int),
-    C.ACL_INT64: ("int64_t", int), C.ACL_UINT8: ("uint8_t", int), C.ACL_UINT16: ("uint16_t", int),
-    C.ACL_UINT32: ("uint32_t", int), C.ACL_UINT64: ("uint64_t", int), C.ACL_BOOL: ("uint8_t", bool),
-}
 
 
 def _report(status: int) -> int:
@@ -251,13 +241,13 @@ def aclCreateScalar(value: int, dtype: int) -> int:
     if not value:
         _report(fail(NULL, "aclCreateScalar: value is nullptr"))
         return 0
-    read = _SCALAR_READS.get(dtype)
-    if read is None:
+    t = C.DATA_TYPES.get(dtype)
+    if t is None or t.kind is None:
         _report(fail(C.ACLNN_ERR_PARAM_INVALID, f"aclCreateScalar: data type {C.dtype_name(dtype)} cannot hold a scalar"))
         return 0
-    ctype, convert = read
     assert _ffi is not None
-    s = acl.create_scalar(convert(_ffi.cast(f"{ctype} *", value)[0]), dtype)
+    stored = np.frombuffer(_ffi.buffer(_ffi.cast("char *", value), t.itemsize), t.numpy)[0]  # its bytes, as C holds it
+    s = acl.create_scalar(stored.item() if t.kind != "float" else float(stored), dtype)
     if s is None:
         _report(C.ACLNN_ERR_PARAM_INVALID)
         return 0

@@ -41,7 +41,7 @@ def allowed(op, soc_name: str) -> tuple[frozenset, str, tuple[int, ...]]:
     key = (op, soc_name)
     hit = _allowed.get(key)
     if hit is None:
-        codes = tuple(C.CODE_OF_DTYPE[n] for n in op.dtypes.get(soc_name, ()))
+        codes = tuple(C.code_of(n) for n in op.dtypes.get(soc_name, ()))
         hit = _allowed[key] = (frozenset(codes), listing(codes), codes)
     return hit
 
@@ -163,7 +163,7 @@ class Call:
         names = names or (*self.op.inputs, *self.op.outputs)
         combos = self.op.combinations if combos is None else combos
         got = tuple(None if self.values[n] is None else
-                    C.KERNEL_DTYPE[t.dtype].name if (t := self.tensor(n)).dtype in C.KERNEL_DTYPE
+                    k.name if (k := C.kernel_dtype((t := self.tensor(n)).dtype))
                     else C.dtype_name(t.dtype) for n in names)
         allowed = combos.get(soc(), ())
         if any(g is None for g in got):
@@ -244,15 +244,15 @@ class Call:
         """Each output declared with its own dtype (ReluV2's uint8 mask) has it."""
         for name in self.given(self.op.outputs):
             want = self.op.tensor(name).dtype
-            if want and self.tensor(name).dtype != C.CODE_OF_DTYPE[want]:
+            if want and self.tensor(name).dtype != C.code_of(want):
                 raise self.error(INVALID, f"{name} dtype {C.dtype_name(self.tensor(name).dtype)} must be "
-                                          f"{C.dtype_name(C.CODE_OF_DTYPE[want])}")
+                                          f"{C.dtype_name(C.code_of(want))}")
 
     def result_dtype(self, status: int = INVALID) -> int:
         """The outputs have the dtype the operator's `promote` gives for its inputs'."""
         ins = [(n, self.tensor(n)) for n in self.given(self.op.inputs)]
-        names = [C.KERNEL_DTYPE[t.dtype].name if t.dtype in C.KERNEL_DTYPE else "" for _, t in ins]
-        want = C.CODE_OF_DTYPE.get(self.op.result_dtype(*names), C.ACL_DT_UNDEFINED)
+        names = [k.name if (k := C.kernel_dtype(t.dtype)) else "" for _, t in ins]
+        want = C.code_of(self.op.result_dtype(*names))
         for name in self.given(self.op.outputs):
             if self.op.tensor(name).dtype:
                 continue  # its own dtype (own_dtypes)

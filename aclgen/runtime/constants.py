@@ -6,6 +6,12 @@ can print a code by its CANN name (`ACL_INT8`, not `2`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
 from aclgen import dtypes as dt
 
 # --- aclnn status codes (aclnnStatus) ---------------------------------------------------------
@@ -87,39 +93,112 @@ ACL_MEM_MALLOC_NORMAL_ONLY = 2
 FLT_EPSILON = 1.1920928955078125e-07  # 2**-23, C's FLT_EPSILON
 
 
-_DTYPE_CONSTANTS = (
-    "ACL_DT_UNDEFINED", "ACL_FLOAT", "ACL_FLOAT16", "ACL_INT8", "ACL_INT32", "ACL_UINT8", "ACL_INT16",
-    "ACL_UINT16", "ACL_UINT32", "ACL_INT64", "ACL_UINT64", "ACL_DOUBLE", "ACL_BOOL", "ACL_STRING",
-    "ACL_COMPLEX64", "ACL_COMPLEX128", "ACL_BF16", "ACL_INT4", "ACL_UINT1", "ACL_COMPLEX32",
-    "ACL_HIFLOAT8", "ACL_FLOAT8_E5M2", "ACL_FLOAT8_E4M3FN", "ACL_FLOAT8_E8M0", "ACL_FLOAT6_E3M2",
-    "ACL_FLOAT6_E2M3", "ACL_FLOAT4_E2M1", "ACL_FLOAT4_E1M2",
-)
-DTYPE_NAMES: dict[int, str] = {globals()[k]: k for k in _DTYPE_CONSTANTS}
 FORMAT_NAMES: dict[int, str] = {
     v: k for k, v in globals().items() if k.startswith("ACL_FORMAT_") or k == "ACL_FRACTAL_Z_3D"
 }
 MEMCPY_KINDS = frozenset((0, 1, 2, 3))
 MALLOC_POLICIES = frozenset((0, 1, 2))
 
-# Bytes per element of the codes with a whole-byte layout; sub-byte and string types have none,
-# so a tensor of them can exist (operators reject it) but has no byte extent we could check.
-ITEMSIZE: dict[int, int] = {
-    ACL_FLOAT: 4, ACL_FLOAT16: 2, ACL_INT8: 1, ACL_INT32: 4, ACL_UINT8: 1, ACL_INT16: 2,
-    ACL_UINT16: 2, ACL_UINT32: 4, ACL_INT64: 8, ACL_UINT64: 8, ACL_DOUBLE: 8, ACL_BOOL: 1,
-    ACL_COMPLEX64: 8, ACL_COMPLEX128: 16, ACL_BF16: 2, ACL_COMPLEX32: 4, ACL_HIFLOAT8: 1,
-    ACL_FLOAT8_E5M2: 1, ACL_FLOAT8_E4M3FN: 1, ACL_FLOAT8_E8M0: 1,
-}
 
-# The aclgen DType (what kernels compute on) of each code that has one.
-KERNEL_DTYPE: dict[int, dt.DType] = {
-    ACL_FLOAT: dt.float32, ACL_FLOAT16: dt.float16, ACL_BF16: dt.bfloat16, ACL_INT8: dt.int8,
-    ACL_INT32: dt.int32, ACL_INT64: dt.int64, ACL_UINT8: dt.uint8,
-}
-CODE_OF_DTYPE: dict[str, int] = {d.name: c for c, d in KERNEL_DTYPE.items()}
+# --- one record per aclDataType -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DataType:
+    """An aclDataType and what every layer knows of it. `itemsize` is None for the sub-byte and
+    string types (a tensor of them can exist, operators reject it, but it has no byte extent to
+    check); `numpy` is the dtype of a host array of it (from_numpy, to_numpy, the Python call);
+    `kernel` what kernels compute on, where they compute on it; `dlpack` DLPack's (type code,
+    bits); `kind` how a scalar of it is stored ("float", "int", "uint", "bool"; None: no scalar)."""
+
+    code: int
+    name: str  # CANN's: "ACL_FLOAT"
+    itemsize: int | None = None
+    numpy: Any = None  # np.dtype (given as anything np.dtype takes)
+    kernel: dt.DType | None = None
+    dlpack: tuple[int, int] | None = None
+    kind: str | None = None
+
+    def __post_init__(self):
+        if self.numpy is not None:
+            object.__setattr__(self, "numpy", np.dtype(self.numpy))
+
+
+def _types(*rows) -> dict[int, DataType]:
+    return {globals()[name]: DataType(globals()[name], name, *rest) for name, *rest in rows}
+
+
+DATA_TYPES: dict[int, DataType] = _types(
+    # (name, itemsize, numpy dtype, kernel DType, DLPack's (code, bits), scalar kind)
+    ("ACL_DT_UNDEFINED",),
+    ("ACL_FLOAT", 4, np.float32, dt.float32, (2, 32), "float"),
+    ("ACL_FLOAT16", 2, np.float16, dt.float16, (2, 16), "float"),
+    ("ACL_INT8", 1, np.int8, dt.int8, (0, 8), "int"),
+    ("ACL_INT32", 4, np.int32, dt.int32, (0, 32), "int"),
+    ("ACL_UINT8", 1, np.uint8, dt.uint8, (1, 8), "uint"),
+    ("ACL_INT16", 2, np.int16, None, (0, 16), "int"),
+    ("ACL_UINT16", 2, np.uint16, None, (1, 16), "uint"),
+    ("ACL_UINT32", 4, np.uint32, None, (1, 32), "uint"),
+    ("ACL_INT64", 8, np.int64, dt.int64, (0, 64), "int"),
+    ("ACL_UINT64", 8, np.uint64, None, (1, 64), "uint"),
+    ("ACL_DOUBLE", 8, np.float64, None, (2, 64), "float"),
+    ("ACL_BOOL", 1, np.bool_, None, (6, 8), "bool"),
+    ("ACL_STRING",),
+    ("ACL_COMPLEX64", 8, np.complex64, None, (5, 64)),
+    ("ACL_COMPLEX128", 16, np.complex128, None, (5, 128)),
+    ("ACL_BF16", 2, ml_dtypes.bfloat16, dt.bfloat16, (4, 16), "float"),
+    ("ACL_INT4",),
+    ("ACL_UINT1",),
+    ("ACL_COMPLEX32", 4),
+    ("ACL_HIFLOAT8", 1),
+    ("ACL_FLOAT8_E5M2", 1),
+    ("ACL_FLOAT8_E4M3FN", 1),
+    ("ACL_FLOAT8_E8M0", 1),
+    ("ACL_FLOAT6_E3M2",),
+    ("ACL_FLOAT6_E2M3",),
+    ("ACL_FLOAT4_E2M1",),
+    ("ACL_FLOAT4_E1M2",),
+)
+_OF_NUMPY: dict[np.dtype, int] = {t.numpy: c for c, t in DATA_TYPES.items() if t.numpy is not None}
+_OF_KERNEL: dict[str, int] = {t.kernel.name: c for c, t in DATA_TYPES.items() if t.kernel is not None}
+
+
+def kernel_dtype(code) -> dt.DType | None:
+    """The DType kernels compute `code` in (None: kernels never see it)."""
+    t = DATA_TYPES.get(code)
+    return t.kernel if t is not None else None
+
+
+def kernel_of(code) -> dt.DType:
+    """The DType of a code the checks let through to a kernel (ValueError for another)."""
+    k = kernel_dtype(code)
+    if k is None:
+        raise ValueError(f"{dtype_name(code)} is not a dtype kernels compute in")
+    return k
+
+
+def code_of(d: dt.DType | str) -> int:
+    """The aclDataType of a kernel dtype (or its name); ACL_DT_UNDEFINED for another name."""
+    return _OF_KERNEL.get(d if isinstance(d, str) else d.name, ACL_DT_UNDEFINED)
+
+
+def code_of_numpy(npd: np.dtype) -> int | None:
+    return _OF_NUMPY.get(npd)
+
+
+def numpy_of(code) -> np.dtype | None:
+    t = DATA_TYPES.get(code)
+    return t.numpy if t is not None else None
+
+
+def itemsize(code) -> int | None:
+    t = DATA_TYPES.get(code)
+    return t.itemsize if t is not None else None
 
 
 def dtype_name(code) -> str:
-    return DTYPE_NAMES.get(code, f"aclDataType({code})")
+    t = DATA_TYPES.get(code)
+    return t.name if t is not None else f"aclDataType({code})"
 
 
 def format_name(code) -> str:

@@ -16,12 +16,7 @@ from aclgen.runtime.tensor import AclTensor, from_layout
 
 KDL_CPU = 1
 # (DLDataTypeCode, bits) -> aclDataType
-_CODES = {
-    (0, 8): C.ACL_INT8, (0, 16): C.ACL_INT16, (0, 32): C.ACL_INT32, (0, 64): C.ACL_INT64,
-    (1, 8): C.ACL_UINT8, (1, 16): C.ACL_UINT16, (1, 32): C.ACL_UINT32, (1, 64): C.ACL_UINT64,
-    (2, 16): C.ACL_FLOAT16, (2, 32): C.ACL_FLOAT, (2, 64): C.ACL_DOUBLE, (4, 16): C.ACL_BF16,
-    (5, 64): C.ACL_COMPLEX64, (5, 128): C.ACL_COMPLEX128, (6, 8): C.ACL_BOOL,
-}
+_CODES = {t.dlpack: code for code, t in C.DATA_TYPES.items() if t.dlpack is not None}
 
 
 class _DLDevice(ctypes.Structure):

@@ -14,7 +14,7 @@ from aclgen.runtime import constants as C
 from aclgen.runtime import memory
 from aclgen.runtime.errors import AclError, fail, kind_of
 from aclgen.runtime.stream import EAGER_NUMEL, Stream
-from aclgen.runtime.tensor import NUMPY_OF_CODE, contiguous_strides
+from aclgen.runtime.tensor import contiguous_strides
 
 READY, CONSUMED, DESTROYED = 0, 1, 2
 
@@ -96,7 +96,7 @@ class Executor:
 
 def _copy_back(src: int, t) -> None:
     """Copy a contiguous staged result at `src` into output tensor `t`'s strided view."""
-    npd = NUMPY_OF_CODE[t.dtype]
+    npd = C.kernel_of(t.dtype).np_dtype
     staged = memory.raw_view(src, t.view_dims, contiguous_strides(t.view_dims), npd)
     memory.raw_view(t.addr, t.view_dims, t.strides, npd)[...] = staged
 

@@ -290,7 +290,7 @@ class Function:
                 continue
             dims, code = shape
             try:
-                outs.append(np.empty(dims, tensors.NUMPY_OF_CODE.get(code, np.float32)))
+                outs.append(np.empty(dims, C.numpy_of(code) or np.float32))
             except ValueError as exc:
                 raise OperatorError(f"{self.op.api}: {name} would have {len(dims)} dims, which numpy cannot "
                                     f"allocate ({exc})") from None
@@ -312,16 +312,17 @@ class Function:
         if op.broadcast:
             dims = _broadcast([t.view_dims for t in present]) or dims  # (None: the API names the failure)
         code: int = present[0].dtype
-        if op.promote is not None and len(present) == len(ins) and all(t.dtype in C.KERNEL_DTYPE for t in ins):
-            code = C.CODE_OF_DTYPE.get(op.result_dtype(*(C.KERNEL_DTYPE[t.dtype].name for t in ins)), code)
+        if op.promote is not None and len(present) == len(ins) and all(C.kernel_dtype(t.dtype) for t in ins):
+            promoted = C.code_of(op.result_dtype(*(C.kernel_of(t.dtype).name for t in ins)))
+            code = code if promoted == C.ACL_DT_UNDEFINED else promoted
         shapes = output_shapes(op, tuple(dims), dict(zip(op.inputs, ins)), _attr_values(op, given))
-        codes = [C.CODE_OF_DTYPE[d] if (d := op.tensor(name).dtype) else code for name in op.outputs]
+        codes = [C.code_of(d) if (d := op.tensor(name).dtype) else code for name in op.outputs]
         if op.combinations:  # the outputs' column of the first row the inputs match
-            names = [C.KERNEL_DTYPE[t.dtype].name if t is not None and t.dtype in C.KERNEL_DTYPE else None for t in ins]
+            names = [k.name if t is not None and (k := C.kernel_dtype(t.dtype)) else None for t in ins]
             row = next((r for rows in op.combinations.values() for r in rows
                         if all(n is None or n == d for n, d in zip(names, r))), None)
             if row is not None:
-                codes = [C.CODE_OF_DTYPE[d] for d in row[len(ins):]]
+                codes = [C.code_of(d) for d in row[len(ins):]]
         attrs = dict(zip((a.name for a in op.attrs), given))
         return [None if _masked_off(op, name, attrs) else (shape, c)
                 for name, shape, c in zip(op.outputs, shapes, codes)]

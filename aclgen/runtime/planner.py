@@ -188,7 +188,7 @@ def _slots(op, call: checks.Call, first_input: AclTensor) -> tuple[int, ...]:
     for s in op.scalars:
         v = call.values[s.name]
         f32 = v.f32 if v is not None else float(np.float32(s.default))
-        if s.kind == "like-input" and not C.KERNEL_DTYPE[first_input.dtype].is_float:
+        if s.kind == "like-input" and not C.kernel_of(first_input.dtype).is_float:
             slots.append(truncated(f32))
         else:
             slots.append(v.bits if v is not None else int(np.float32(f32).view(np.uint32)))
@@ -363,8 +363,8 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
         outs = views_out if mine is None else [views_out[given.index(k)] for k in mine]
         views = (*views_in, *outs)
         p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in views], axes)
-        variant = Variant(tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in views_in),
-                          tuple(C.KERNEL_DTYPE[tensors[v.tensor].dtype] for v in outs), p.rank, p.layouts,
+        variant = Variant(tuple(C.kernel_of(tensors[v.tensor].dtype) for v in views_in),
+                          tuple(C.kernel_of(tensors[v.tensor].dtype) for v in outs), p.rank, p.layouts,
                           call.attr_values, p.reduced, absent, tuple(mine) if mine is not None else (), p.columns)
         moved = p.numel * sum(tensors[v.tensor].itemsize for v in views)
         kernel = op.kernel(variant, options_for(op.options or options, moved))

@@ -8,18 +8,11 @@ from __future__ import annotations
 
 import math
 
-import ml_dtypes
 import numpy as np
 
 from aclgen.runtime import constants as C
 from aclgen.runtime.errors import AclError
 from aclgen.runtime.tensor import next_serial
-
-_FLOATS = {C.ACL_FLOAT: np.float32, C.ACL_FLOAT16: np.float16, C.ACL_BF16: ml_dtypes.bfloat16}
-_INTS = {  # code -> (bits, signed)
-    C.ACL_INT8: (8, True), C.ACL_INT16: (16, True), C.ACL_INT32: (32, True), C.ACL_INT64: (64, True),
-    C.ACL_UINT8: (8, False), C.ACL_UINT16: (16, False), C.ACL_UINT32: (32, False), C.ACL_UINT64: (64, False),
-}
 
 
 class AclScalar:
@@ -51,21 +44,21 @@ def create(value, data_type) -> AclScalar:
         value = value.item()
     if not isinstance(value, (int, float, np.integer, np.floating, bool, np.bool_)):
         raise AclError(C.ACLNN_ERR_PARAM_INVALID, f"create_scalar: value must be a real number, got {value!r}")
-    if data_type in _FLOATS:
+    t = C.DATA_TYPES.get(data_type)
+    kind = t.kind if t is not None else None
+    if t is None or kind is None:
+        raise AclError(C.ACLNN_ERR_PARAM_INVALID,
+                       f"create_scalar: data_type {C.dtype_name(data_type)} cannot hold a scalar here")
+    if kind == "float":
         with np.errstate(over="ignore"):
-            return AclScalar(_FLOATS[data_type](float(value)), data_type)
-    if data_type == C.ACL_DOUBLE:
-        return AclScalar(float(value), data_type)
-    if data_type == C.ACL_BOOL:
+            f = float(value)  # a Python float is a C double: ACL_DOUBLE keeps it as it is
+            return AclScalar(f if t.numpy == np.float64 else t.numpy.type(f), data_type)
+    if kind == "bool":
         return AclScalar(bool(value), data_type)
-    if data_type in _INTS:
-        f = value if isinstance(value, (int, np.integer)) else float(value)
-        if isinstance(f, float) and not math.isfinite(f):
-            raise AclError(C.ACLNN_ERR_PARAM_INVALID,
-                           f"create_scalar: {value!r} has no {C.dtype_name(data_type)} value")
-        return AclScalar(_wrap(int(f), *_INTS[data_type]), data_type)  # int() truncates toward 0
-    raise AclError(C.ACLNN_ERR_PARAM_INVALID,
-                   f"create_scalar: data_type {C.dtype_name(data_type)} cannot hold a scalar here")
+    f = value if isinstance(value, (int, np.integer)) else float(value)
+    if isinstance(f, float) and not math.isfinite(f):
+        raise AclError(C.ACLNN_ERR_PARAM_INVALID, f"create_scalar: {value!r} has no {C.dtype_name(data_type)} value")
+    return AclScalar(_wrap(int(f), 8 * (t.itemsize or 0), kind == "int"), data_type)  # int() truncates toward 0
 
 
 def truncated(f32: float) -> int:

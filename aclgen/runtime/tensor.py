@@ -12,7 +12,6 @@ import itertools
 import math
 import operator
 
-import ml_dtypes
 import numpy as np
 
 from aclgen.runtime import constants as C
@@ -24,15 +23,6 @@ from aclgen.runtime.errors import AclError
 next_serial = itertools.count(1).__next__
 MAX_EXTENT = 1 << 62  # bytes; larger views could overflow the kernels' i64 address arithmetic
 
-NUMPY_OF_CODE: dict[int, np.dtype] = {
-    C.ACL_FLOAT: np.dtype(np.float32), C.ACL_FLOAT16: np.dtype(np.float16), C.ACL_INT8: np.dtype(np.int8),
-    C.ACL_INT32: np.dtype(np.int32), C.ACL_UINT8: np.dtype(np.uint8), C.ACL_INT16: np.dtype(np.int16),
-    C.ACL_UINT16: np.dtype(np.uint16), C.ACL_UINT32: np.dtype(np.uint32), C.ACL_INT64: np.dtype(np.int64),
-    C.ACL_UINT64: np.dtype(np.uint64), C.ACL_DOUBLE: np.dtype(np.float64), C.ACL_BOOL: np.dtype(np.bool_),
-    C.ACL_COMPLEX64: np.dtype(np.complex64), C.ACL_COMPLEX128: np.dtype(np.complex128),
-    C.ACL_BF16: np.dtype(ml_dtypes.bfloat16),
-}
-CODE_OF_NUMPY: dict[np.dtype, int] = {v: k for k, v in NUMPY_OF_CODE.items()}
 
 
 class AclTensor:
@@ -73,7 +63,7 @@ class AclTensor:
         self.readonly = readonly
         self.destroyed = False
         self.serial = next_serial()
-        self.itemsize = C.ITEMSIZE.get(dtype)
+        self.itemsize = C.itemsize(dtype)
         self.numel = math.prod(view_dims)
         self.addr = self.lo = self.hi = 0
         # a dim that steps by 0: fine to read, but as an output its elements would be written twice
@@ -177,7 +167,7 @@ def create(view_dims, data_type, strides, offset, format, storage_dims, data) ->
                        f"create_tensor: {len(strides)} strides for {len(dims)} view dims")
     storage = dims if storage_dims is None else _ints(storage_dims, "storage_dims")
     code = _int(data_type, "data_type")
-    if code not in C.DTYPE_NAMES:
+    if code not in C.DATA_TYPES:
         raise AclError(C.ACLNN_ERR_PARAM_INVALID, f"create_tensor: data_type {code} is not an aclDataType")
     fmt = _int(format, "format")
     if fmt not in C.FORMAT_NAMES:
@@ -208,14 +198,14 @@ def from_layout(elem0: int, shape, strides, code: int, fmt: int, owner, readonly
         below, storage = 0, (0,)
     else:
         storage = (below + above + 1,)
-    return AclTensor(shape, code, strides, below, fmt, storage, elem0 - below * C.ITEMSIZE[code], owner, readonly)
+    return AclTensor(shape, code, strides, below, fmt, storage, elem0 - below * (C.itemsize(code) or 0), owner, readonly)
 
 
 def from_numpy(array: np.ndarray, format: int = C.ACL_FORMAT_ND) -> AclTensor:
     """A zero-copy aclTensor over `array` (which the tensor keeps alive)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy array, got {type(array).__name__}")
-    code = CODE_OF_NUMPY.get(array.dtype)
+    code = C.code_of_numpy(array.dtype)
     if code is None:
         raise TypeError(f"from_numpy: numpy dtype {array.dtype} has no aclDataType")
     size = array.itemsize
@@ -231,7 +221,7 @@ def to_numpy(t: AclTensor) -> np.ndarray:
     """A zero-copy numpy view of the tensor's elements (kept alive by the view)."""
     if not isinstance(t, AclTensor) or t.destroyed:
         raise ValueError("to_numpy: expected a live aclTensor")
-    npd = NUMPY_OF_CODE.get(t.dtype)
+    npd = C.numpy_of(t.dtype)
     if npd is None:
         raise TypeError(f"to_numpy: {C.dtype_name(t.dtype)} has no numpy dtype")
     if t.problem:

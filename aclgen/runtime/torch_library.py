@@ -217,15 +217,15 @@ def _differentiable(custom, name: str, schema: str, backward: str, n_in: int) ->
 def _code_of(dtype) -> int:
     """A torch dtype's aclDataType (by name: torch.float32 -> float32 -> ACL_FLOAT)."""
     from aclgen.runtime import constants as C
-    from aclgen.runtime.tensor import CODE_OF_NUMPY
 
     name = str(dtype).removeprefix("torch.")
-    return next((code for npd, code in CODE_OF_NUMPY.items() if npd.name == name), C.ACL_DT_UNDEFINED)
+    return next((code for code, t in C.DATA_TYPES.items() if t.numpy is not None and t.numpy.name == name),
+                C.ACL_DT_UNDEFINED)
 
 
 def _torch_dtype(code: int):
     import torch  # pyright: ignore[reportMissingImports] (optional: torch is imported only once the user has)
 
-    from aclgen.runtime.tensor import NUMPY_OF_CODE
+    from aclgen.runtime import constants as C
 
-    return getattr(torch, NUMPY_OF_CODE[code].name)
+    return getattr(torch, C.DATA_TYPES[code].numpy.name)

@@ -64,10 +64,10 @@ def result(ins, attrs):
     x, w = ins
     if x is None:
         return [((), C.ACL_FLOAT)]
-    if w is None or w.dtype not in C.KERNEL_DTYPE or x.dtype not in C.KERNEL_DTYPE:
+    kx, kw = C.kernel_dtype(x.dtype), C.kernel_dtype(w.dtype) if w is not None else None
+    if kx is None or kw is None:
         return [(x.view_dims, x.dtype)]
-    name = promote(C.KERNEL_DTYPE[x.dtype].name, C.KERNEL_DTYPE[w.dtype].name)
-    return [(x.view_dims, C.CODE_OF_DTYPE[name])]
+    return [(x.view_dims, C.code_of(promote(kx.name, kw.name)))]
 
 
 def prelu_reference(x, w):

@@ -35,7 +35,7 @@ FLOATS = ("float32", "float16", "bfloat16")
 INTS = ("int8", "int32", "int64", "uint8")
 DTYPES = {"Ascend910B": FLOATS, "Ascend910_93": FLOATS, "Ascend950": FLOATS,
           "Ascend910": FLOATS[:2], "Ascend310P": ()}
-SELF_CODES = {soc_name: tuple(C.CODE_OF_DTYPE[n] for n in (*INTS, *names)) if names else ()
+SELF_CODES = {soc_name: tuple(C.code_of(n) for n in (*INTS, *names)) if names else ()
               for soc_name, names in DTYPES.items()}
 
 
