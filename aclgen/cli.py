@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from aclgen.dialects.enums import Layout
 from aclgen.knobs import debug, overridden
 from aclgen.tools import UsageError, count
 
@@ -154,12 +155,12 @@ def _variant(op, dtypes: tuple, rank: int, layout: str):
     if len(layouts) == 1:
         # One layout names the inputs'; outputs are contiguous unless everything is strided.
         lay = layouts[0]
-        layouts = [lay] * n_in + ["strided" if lay == "strided" else "contiguous"] * n_out
+        layouts = [lay] * n_in + [Layout.STRIDED if lay == Layout.STRIDED else Layout.CONTIGUOUS] * n_out
     if len(layouts) != n_in + n_out:
         raise UserError(f"--layout: give one layout or {n_in + n_out} (inputs then outputs), got {len(layouts)}")
     for lay in layouts:
-        if lay not in ("contiguous", "strided", "broadcast"):
-            raise UserError(f"--layout: {lay!r} is not one of contiguous, strided, broadcast")
+        if lay not in tuple(Layout):
+            raise UserError(f"--layout: {lay!r} is not one of {', '.join(Layout)}")
     if rank < 1:
         raise UserError("--rank must be >= 1 (the launcher merges a 0-d tensor into rank 1)")
     # Merging dims never raises the rank: a variant above the tensors' limit never runs.
@@ -434,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--emit", default="llvm", choices=STAGES, metavar="STAGE", help=f"stage to print (default llvm): {', '.join(STAGES)}")
     s.add_argument("--print-ir-after-all", action="store_true", help="print the trace, the ew IR and the IR after every pass, then the --emit stage")
     s.add_argument("--rank", type=int, default=1, help="iteration-space rank after dim merging (default 1)")
-    s.add_argument("--layout", default="contiguous", help="contiguous, strided or broadcast for the inputs, or a comma list per operand (inputs then outputs)")
+    s.add_argument("--layout", default=Layout.CONTIGUOUS, help=f"{', '.join(Layout)} for the inputs, or a comma list per operand (inputs then outputs; default {Layout.CONTIGUOUS})")
     s.add_argument("--width", type=int, help="vector width in lanes (default: ACLGEN_VECTOR_WIDTH, 0 = host native)")
     s.add_argument("--tile-size", type=int, help="elements per tile (default: ACLGEN_TILE_SIZE)")
     s.add_argument("--noalias", action="store_true", help="mark pointer arguments noalias")

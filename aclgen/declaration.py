@@ -38,6 +38,7 @@ import numpy as np
 
 from aclgen import cache
 from aclgen import dtypes as dt
+from aclgen.dialects.enums import Layout
 from aclgen.frontend.tracer import Graph, Signature, trace
 from aclgen.kernel import Kernel, Options, Param, Variant
 
@@ -480,8 +481,11 @@ class Operator:
         reduced = 1 if graph.reductions() else 0
         if reduced:
             rank = max(rank, 2)
-        lay = tuple(layouts or ["contiguous"] * len(self.kernel_inputs)
-                    + ["broadcast" if row and reduced else "contiguous" for row in graph.row_results()])
+        if layouts:
+            lay = tuple(Layout(x) for x in layouts)
+        else:
+            lay = ((Layout.CONTIGUOUS,) * len(self.kernel_inputs)
+                   + tuple(Layout.BROADCAST if row and reduced else Layout.CONTIGUOUS for row in graph.row_results()))
         return Variant(ins, outs, rank, lay, attrs, reduced)
 
     def __repr__(self) -> str:

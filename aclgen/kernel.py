@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aclgen import dtypes as dt
 from aclgen.abi import MetaLayout
+from aclgen.dialects.enums import Layout
 from aclgen.knobs import knobs
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ class Variant:
     inputs: tuple[dt.DType, ...]
     outputs: tuple[dt.DType, ...]
     rank: int
-    layouts: tuple[str, ...]  # per operand: inputs then outputs
+    layouts: tuple[Layout, ...]  # per operand: inputs then outputs
     attrs: tuple = ()  # the operator's attribute values (compile-time constants of the formula)
     reduced: int = 0  # the trailing dims the formula's reductions reduce (0: an elementwise kernel)
     absent: tuple[int, ...] = ()  # the optional inputs left out (their indices among the inputs)

@@ -19,16 +19,13 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from aclgen.dialects import llvmx
 
-_FCMP = {"oeq": "==", "ogt": ">", "oge": ">=", "olt": "<", "ole": "<=", "one": "!=", "ord": "ord",
-         "ueq": "==", "ugt": ">", "uge": ">=", "ult": "<", "ule": "<=", "une": "!=", "uno": "uno"}
-
 
 def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value], blocks: dict[Block, ir.Block]) -> None:
     match op:
         case llvmx.FCmpOp():
-            pred = op.predicate.data
-            fn = b.fcmp_unordered if pred[0] == "u" else b.fcmp_ordered
-            values[op.result] = fn(_FCMP[pred], values[op.lhs], values[op.rhs])
+            pred = llvmx.FCmpPredicate(op.predicate.data)
+            fn = b.fcmp_ordered if pred.ordered else b.fcmp_unordered
+            values[op.result] = fn(pred.symbol, values[op.lhs], values[op.rhs])
         case llvmx.SelectOp():
             values[op.result] = b.select(values[op.cond], values[op.lhs], values[op.rhs])
         case llvmx.ExtractElementOp():

@@ -70,10 +70,8 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from aclgen.dialects.enums import Layout, Predicate
 from aclgen.frontend.dsl import FUNCTIONS, Function
-
-LAYOUTS = ("contiguous", "strided", "broadcast")
-
 
 # ----------------------------------------------------------------------------- types
 
@@ -82,9 +80,9 @@ LAYOUTS = ("contiguous", "strided", "broadcast")
 class ViewType(ParametrizedAttribute, TypeAttribute):
     """A strided view of `rank` dims over elements of `element_type`.
 
-    `layout` is the class of the innermost stride this variant was specialized for:
-    `contiguous` (stride 1), `strided` (any stride) or `broadcast` (stride 0). Outer dims are
-    always read through runtime strides.
+    `layout` (a `Layout`) is the class of the innermost stride this variant was specialized
+    for: `contiguous` (stride 1), `strided` (any stride) or `broadcast` (stride 0). Outer dims
+    are always read through runtime strides.
 
         !ew.view<2xf16, contiguous>
     """
@@ -95,14 +93,14 @@ class ViewType(ParametrizedAttribute, TypeAttribute):
     element_type: Attribute
     layout: StringAttr
 
-    def __init__(self, rank: int, element_type: Attribute, layout: str = "contiguous"):
+    def __init__(self, rank: int, element_type: Attribute, layout: str = Layout.CONTIGUOUS):
         super().__init__(IntAttr(rank), element_type, StringAttr(layout))
 
     def verify(self) -> None:
         if self.rank.data < 1:
             raise VerifyException(f"view rank must be >= 1, got {self.rank.data}")
-        if self.layout.data not in LAYOUTS:
-            raise VerifyException(f"view layout must be one of {LAYOUTS}, got {self.layout.data!r}")
+        if self.layout.data not in tuple(Layout):
+            raise VerifyException(f"view layout must be one of {', '.join(Layout)}, got {self.layout.data!r}")
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -211,7 +209,7 @@ class KernelOp(IRDLOperation):
             )
         reduced = self.reduced.data
         for v in self.outputs.data:
-            if v.layout.data == "broadcast" and not reduced:
+            if v.layout.data == Layout.BROADCAST and not reduced:
                 raise VerifyException(f"ew.kernel output {v} cannot be a broadcast (stride-0) view")
         if not 0 <= reduced <= (self.inputs.data or self.outputs.data)[0].rank.data:
             raise VerifyException(f"ew.kernel reduces {reduced} dims of views of rank "
@@ -369,16 +367,14 @@ class NegOp(UnaryOp):
 
 
 
-# ----------------------------------------------------------------------------- predicates
-
-#: Compare predicates; float compares are ordered except `une` (so NaN compares false,
-#: except `ne`). Integer operands compare exactly, with the signedness of their type.
-PREDICATES = ("olt", "ole", "ogt", "oge", "oeq", "une")
+# ----------------------------------------------------------------------------- compares
 
 
 @irdl_op_definition
 class CmpOp(IRDLOperation):
-    """Compare two elements: `i1`, or a `vector<W x i1>` mask for vectors.
+    """Compare two elements: `i1`, or a `vector<W x i1>` mask for vectors. `predicate` is a
+    `Predicate`: float compares are ordered except `une` (so NaN compares false, except `ne`);
+    integer operands compare exactly, with the signedness of their type.
 
         %m = ew.cmp ole %x, %t : vector<8xf32>, vector<8xf32>
     """
@@ -391,7 +387,7 @@ class CmpOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
-    def __init__(self, predicate: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+    def __init__(self, predicate: Predicate, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
         super().__init__(
             operands=[lhs, rhs], result_types=[like(lhs.type, i1)], properties={"predicate": StringAttr(predicate)}
@@ -399,8 +395,10 @@ class CmpOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_same_shape(self)
-        if self.predicate.data not in PREDICATES:
-            raise VerifyException(f"ew.cmp predicate must be one of {PREDICATES}, got {self.predicate.data!r}")
+        if self.predicate.data not in tuple(Predicate):
+            raise VerifyException(
+                f"ew.cmp predicate must be one of {', '.join(Predicate)}, got {self.predicate.data!r}"
+            )
         if element(self.result.type) != i1:
             raise VerifyException("ew.cmp result must be i1 or a vector of i1")
 

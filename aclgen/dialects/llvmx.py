@@ -12,16 +12,47 @@ versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters
 
 from __future__ import annotations
 
+import enum
+
 from xdsl.dialects.builtin import StringAttr, i1, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from aclgen.dialects.enums import RELATION_SYMBOLS
 from aclgen.dialects.ew import element, lanes, like
 
-#: LLVM fcmp predicates accepted by `llvmx.fcmp`.
-FCMP_PREDICATES = ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno")
+
+class FCmpPredicate(enum.StrEnum):
+    """LLVM's fcmp predicates, which `llvmx.fcmp` takes: ordered (`o`: false if either operand is
+    NaN) or unordered (`u`: true if either is), then the relation; `ord` and `uno` test for NaN
+    alone. `ew.cmp`'s predicates (aclgen.dialects.enums.Predicate) are six of them, by name."""
+
+    OEQ = "oeq"
+    OGT = "ogt"
+    OGE = "oge"
+    OLT = "olt"
+    OLE = "ole"
+    ONE = "one"
+    ORD = "ord"
+    UEQ = "ueq"
+    UGT = "ugt"
+    UGE = "uge"
+    ULT = "ult"
+    ULE = "ule"
+    UNE = "une"
+    UNO = "uno"
+
+    @property
+    def ordered(self) -> bool:
+        return self.value[0] == "o"
+
+    @property
+    def symbol(self) -> str:
+        """llvmlite's name of the comparison (its `fcmp_ordered` and `fcmp_unordered` take the
+        flavour apart): "<", "==", ..., or "ord" and "uno" as they are."""
+        return RELATION_SYMBOLS.get(self.value[1:], self.value)
 
 
 @irdl_op_definition
@@ -34,14 +65,14 @@ class FCmpOp(IRDLOperation):
     traits = traits_def(Pure())
     assembly_format = "$predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
-    def __init__(self, predicate: str, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
+    def __init__(self, predicate: FCmpPredicate, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
         super().__init__(
             operands=[lhs, rhs], properties={"predicate": StringAttr(predicate)}, result_types=[like(lhs.type, i1)]
         )
 
     def verify_(self) -> None:
-        if self.predicate.data not in FCMP_PREDICATES:
+        if self.predicate.data not in tuple(FCmpPredicate):
             raise VerifyException(f"unknown fcmp predicate {self.predicate.data!r}")
         if self.lhs.type != self.rhs.type or self.result.type != like(self.lhs.type, i1):
             raise VerifyException("llvmx.fcmp compares two values of one type into a mask of their shape")

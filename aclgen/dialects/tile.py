@@ -56,7 +56,8 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from aclgen.dialects.ew import LAYOUTS, element, lanes
+from aclgen.dialects.enums import Layout
+from aclgen.dialects.ew import element, lanes
 
 PTR = LLVMPointerType()
 
@@ -156,13 +157,13 @@ class _Access(IRDLOperation):
         deinterleaved: UnitAttr | None
 
     def _check(self, value_type: Attribute) -> None:
-        if self.layout.data not in LAYOUTS:
-            raise VerifyException(f"{self.name} layout must be one of {LAYOUTS}, got {self.layout.data!r}")
+        if self.layout.data not in tuple(Layout):
+            raise VerifyException(f"{self.name} layout must be one of {', '.join(Layout)}, got {self.layout.data!r}")
         if element(value_type) != self.elem:
             raise VerifyException(f"{self.name} of {self.elem} elements cannot move {value_type}")
         if self.deinterleaved is not None:
             n = lanes(value_type)
-            if self.layout.data != "contiguous" or n is None or n % 2 or not isinstance(self.elem, BFloat16Type):
+            if self.layout.data != Layout.CONTIGUOUS or n is None or n % 2 or not isinstance(self.elem, BFloat16Type):
                 raise VerifyException(
                     f"{self.name} deinterleaved needs a contiguous even-width bf16 vector, got {value_type}"
                 )
@@ -262,7 +263,7 @@ class StoreOp(_Access):
         self._check(self.value.type)
         if self.mask is not None and (lanes(self.mask.type) != lanes(self.value.type) or self.deinterleaved):
             raise VerifyException("tile.store's mask has a lane per value lane (and no deinterleaving)")
-        if self.layout.data == "broadcast":
+        if self.layout.data == Layout.BROADCAST:
             raise VerifyException("tile.store cannot write a broadcast (stride-0) view")
         if self.align is not None and (self.align.value.data & (self.align.value.data - 1)):
             raise VerifyException(f"tile.store align must be a power of two, got {self.align.value.data}")

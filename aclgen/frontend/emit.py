@@ -16,6 +16,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from aclgen import dtypes
 from aclgen.dialects import ew
+from aclgen.dialects.enums import Predicate
 from aclgen.frontend.tracer import MASK, Graph, Node
 
 _BINARY = {"add": ew.AddOp, "sub": ew.SubOp, "mul": ew.MulOp, "div": ew.DivOp, "and": ew.AndOp, "or": ew.OrOp}
@@ -57,7 +58,7 @@ def _op(node: Node, args: list[SSAValue]):
         case "const":
             return _constant(node.attr, ir_type(node.type))
         case "cmp":
-            return ew.CmpOp(str(node.attr), args[0], args[1])
+            return ew.CmpOp(cast(Predicate, node.attr), args[0], args[1])
         case "select":
             return ew.SelectOp(args[0], args[1], args[2])
         case "neg":

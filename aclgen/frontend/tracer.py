@@ -34,12 +34,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aclgen import dtypes
+from aclgen.dialects.enums import Predicate
 from aclgen.frontend.dsl import CALLS, FUNCTIONS, INSTEAD, Const, FormulaError, Function, instead
 
 MASK = "mask"  # the element type of compares and mask functions (i1)
 F32 = "float32"
-
-PREDICATES = {"olt": "<", "ole": "<=", "ogt": ">", "oge": ">=", "oeq": "==", "une": "!="}
 
 
 @dataclass(eq=False, slots=True)
@@ -49,7 +48,7 @@ class Node:
     `op`: "input", "param", "const", "add", "sub", "mul", "div", "neg", "cmp", "select", "and",
     "or", "not", "reduce", or a function of aclgen.frontend.dsl.FUNCTIONS by name. `type`: the
     element type, a dtype name or MASK. `attr`: the argument's index, the constant's value, the
-    compare's predicate or the reduction's (kind, axes)."""
+    compare's `Predicate` or the reduction's (kind, axes)."""
 
     op: str
     args: tuple[Node, ...]
@@ -265,12 +264,12 @@ class Value:
     def __abs__(self): return function(FUNCTIONS["absolute"], (self,))
 
     # compares
-    def __lt__(self, o): return _compare("olt", self, o)
-    def __le__(self, o): return _compare("ole", self, o)
-    def __gt__(self, o): return _compare("ogt", self, o)
-    def __ge__(self, o): return _compare("oge", self, o)
-    def __eq__(self, o): return _compare("oeq", self, o)  # type: ignore[override]
-    def __ne__(self, o): return _compare("une", self, o)  # type: ignore[override]
+    def __lt__(self, o): return _compare(Predicate.OLT, self, o)
+    def __le__(self, o): return _compare(Predicate.OLE, self, o)
+    def __gt__(self, o): return _compare(Predicate.OGT, self, o)
+    def __ge__(self, o): return _compare(Predicate.OGE, self, o)
+    def __eq__(self, o): return _compare(Predicate.OEQ, self, o)  # type: ignore[override]
+    def __ne__(self, o): return _compare(Predicate.UNE, self, o)  # type: ignore[override]
     __hash__ = object.__hash__
 
     # logical (on masks)
@@ -379,12 +378,12 @@ def _unary(op: str, sym: str, a) -> Value:
     return t.emit(op, (va.node,), F32, None, f"{sym}{va.node.name}")
 
 
-def _compare(pred: str, a, b) -> Value:
+def _compare(pred: Predicate, a, b) -> Value:
     t = _tracer_of(a, b)
     ta = a.type if isinstance(a, Value) else None
     tb = b.type if isinstance(b, Value) else None
     va, vb = _lift(a, tb, t), _lift(b, ta, t)
-    sym = PREDICATES[pred]
+    sym = pred.symbol
     for v in (va, vb):
         _float_operand(v, t, sym)
     return t.emit("cmp", (va.node, vb.node), MASK, pred, f"{va.node.name} {sym} {vb.node.name}")

@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from aclgen.dialects import ew
+from aclgen.dialects.enums import Predicate
 
 
 class Builder:
@@ -101,7 +102,7 @@ class Builder:
             return self(math.FmaOp(a, b, c))
         return self.add(self.mul(a, b), c)
 
-    def cmp(self, predicate: str, a: SSAValue, b: SSAValue) -> SSAValue:
+    def cmp(self, predicate: Predicate, a: SSAValue, b: SSAValue) -> SSAValue:
         return self(ew.CmpOp(predicate, a, b))
 
     def select(self, cond: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:

@@ -74,7 +74,9 @@ from xdsl.rewriter import Rewriter
 
 from aclgen import dtypes
 from aclgen.dialects import ew, llvmx, tile
+from aclgen.dialects.enums import Layout, Predicate
 from aclgen.dialects.ew import element, lanes, like
+from aclgen.dialects.llvmx import FCmpPredicate
 from aclgen.passes import low_bits
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions import INTRINSICS
@@ -157,7 +159,7 @@ def from_f32(b: Builder, x: SSAValue, dst: Attribute, source: SSAValue | None, f
         lsb = b(llvm.AndOp(b(llvm.LShrOp(bits, b.llvm(16, t32))), b.llvm(1, t32)))
         rounded = b(llvm.AddOp(bits, b(llvm.AddOp(lsb, b.llvm(0x7FFF, t32)))))
         if source is None or not low_bits.nan_payload_high(source, facts):
-            nan = b(llvmx.FCmpOp("uno", x, x))
+            nan = b(llvmx.FCmpOp(FCmpPredicate.UNO, x, x))
             quiet = b(llvm.OrOp(bits, b.llvm(0x400000, t32)))
             rounded = b(llvmx.SelectOp(nan, quiet, rounded))
         return b(llvm.AndOp(rounded, b.llvm(HIGH_HALF, t32)))
@@ -174,9 +176,9 @@ def f32_to_int(b: Builder, x: SSAValue, d: IntegerType, out: Attribute) -> SSAVa
     hi_f = float(np.nextafter(np.float32(hi + 1), np.float32(0)))  # largest f32 <= hi
     t32, f = like(x.type, i32 if d.width.data <= 32 else i64), x.type
     r = x
-    nan = b(llvmx.FCmpOp("uno", r, r))
-    big = b(llvmx.FCmpOp("oge", r, b.llvm(float(hi) + 1.0, f)))
-    r = b(llvmx.SelectOp(b(llvmx.FCmpOp("olt", r, b.llvm(float(lo), f))), b.llvm(float(lo), f), r))
+    nan = b(llvmx.FCmpOp(FCmpPredicate.UNO, r, r))
+    big = b(llvmx.FCmpOp(FCmpPredicate.OGE, r, b.llvm(float(hi) + 1.0, f)))
+    r = b(llvmx.SelectOp(b(llvmx.FCmpOp(FCmpPredicate.OLT, r, b.llvm(float(lo), f))), b.llvm(float(lo), f), r))
     r = b(llvmx.SelectOp(big, b.llvm(hi_f, f), r))
     r = b(llvmx.SelectOp(nan, b.llvm(0.0, f), r))
     n = b(llvmx.FPToSIOp(r, t32))
@@ -315,11 +317,11 @@ class LowerCompare(Lowering):
             rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, _icmp(pred)))
             return
         t = element(op.lhs.type)
-        pred = op.predicate.data
+        pred = Predicate(op.predicate.data)
         if not isinstance(t, IntegerType):
-            rewriter.replace(op, llvmx.FCmpOp(pred, op.lhs, op.rhs))
+            rewriter.replace(op, llvmx.FCmpOp(FCmpPredicate(pred), op.lhs, op.rhs))  # LLVM's, by name
             return
-        ipred = {"olt": "lt", "ole": "le", "ogt": "gt", "oge": "ge", "oeq": "eq", "une": "ne"}[pred]
+        ipred = pred.relation
         if ipred not in ("eq", "ne"):
             ipred = ("u" if dtypes.is_unsigned(t) else "s") + ipred
         rewriter.replace(op, llvm.ICmpOp(op.lhs, op.rhs, _icmp(ipred)))
@@ -376,10 +378,10 @@ def _gep(b: Builder, base: SSAValue, index: SSAValue, elem: Attribute) -> SSAVal
 
 def _ptr(b: Builder, op: tile.LoadOp | tile.StoreOp) -> SSAValue:
     layout = op.layout.data
-    if layout == "broadcast":
+    if layout == Layout.BROADCAST:
         return op.row
     index = op.col
-    if layout == "strided":
+    if layout == Layout.STRIDED:
         index = b(llvm.MulOp(index, op.stride))
     return _gep(b, op.row, index, memory_type(op.elem))
 
@@ -401,9 +403,9 @@ class LowerLoad(Lowering):
             value = self.masked(b, op)
         elif op.deinterleaved is not None:
             value = self.deinterleaved(b, op)
-        elif n is None or op.layout.data == "contiguous":
+        elif n is None or op.layout.data == Layout.CONTIGUOUS:
             value = from_memory(b, b(llvm.LoadOp(_ptr(b, op), t, alignment=align)), rt)
-        elif op.layout.data == "broadcast":
+        elif op.layout.data == Layout.BROADCAST:
             one = from_memory(b, b(llvm.LoadOp(_ptr(b, op), elem, alignment=align)), op.elem)
             value = splat(b, one, cast(VectorType, llvm_type(rt)))  # n is not None: a vector
         else:
@@ -424,7 +426,7 @@ class LowerLoad(Lowering):
         n = lanes(t)
         assert n is not None and op.mask is not None and op.fill is not None
         fill = _memory_constant(op.fill.value.data, element(op.elem))
-        if op.layout.data == "contiguous":
+        if op.layout.data == Layout.CONTIGUOUS:
             suffix = f"v{n}{_suffix(elem).removeprefix('v')}"
             x = b(llvm.CallIntrinsicOp(f"llvm.masked.load.{suffix}.p0",
                                        [_ptr(b, op), b.llvm(align, i32), op.mask, b.llvm(fill, t)], [t]))
@@ -433,7 +435,7 @@ class LowerLoad(Lowering):
         for i in range(n):
             there = b(llvmx.ExtractElementOp(op.mask, b.llvm(i, i64), IntegerType(1)))
             col = b(llvm.SelectOp(there, b(llvm.AddOp(op.col, b.llvm(i, i64))), op.col))
-            index = col if op.layout.data == "broadcast" else b(llvm.MulOp(col, op.stride))
+            index = col if op.layout.data == Layout.BROADCAST else b(llvm.MulOp(col, op.stride))
             lane = b(llvm.LoadOp(_gep(b, op.row, index, elem), elem, alignment=align))
             x = b(llvm.InsertElementOp(x, lane, b.llvm(i, i32)))
         return from_memory(b, b(llvmx.SelectOp(op.mask, x, b.llvm(fill, t))), rt)
@@ -464,7 +466,7 @@ class LowerStore(Lowering):
             value = to_memory(b, op.value, t)
         if op.mask is not None:
             self.masked(b, op, value, align)
-        elif n is None or op.layout.data == "contiguous":
+        elif n is None or op.layout.data == Layout.CONTIGUOUS:
             b(llvm.StoreOp(value, _ptr(b, op), alignment=align, nontemporal=op.nontemporal is not None))
         else:
             for i, p in enumerate(_lane_ptrs(b, op, n)):
@@ -480,7 +482,7 @@ class LowerStore(Lowering):
         n = lanes(vt)
         assert n is not None and op.mask is not None
         suffix = f"v{n}{_suffix(memory_type(op.elem)).removeprefix('v')}"
-        if op.layout.data == "contiguous":
+        if op.layout.data == Layout.CONTIGUOUS:
             b(llvm.CallIntrinsicOp(f"llvm.masked.store.{suffix}.p0", [value, _ptr(b, op), b.llvm(align, i32), op.mask],
                                    []))
             return

@@ -64,6 +64,7 @@ from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from aclgen.dialects import ew, tile
+from aclgen.dialects.enums import Layout
 from aclgen.passes.builder import Builder
 from aclgen.passes.tile_elementwise import Entry, offsets_of
 
@@ -165,7 +166,7 @@ def _clone_cone(op_value: SSAValue, row: _Row, b: Builder, ptrs: list[SSAValue],
         layout = view.layout.data
         if width is None:
             out = b(tile.LoadOp(ptrs[i], col, stride, layout, view.element_type))
-        elif layout == "broadcast":
+        elif layout == Layout.BROADCAST:
             one = b(tile.LoadOp(ptrs[i], col, stride, layout, view.element_type))
             out = b(tile.SplatOp(one, _vec(view.element_type, width)))
         else:
@@ -221,7 +222,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     memo: dict[SSAValue, SSAValue] = {}
     vs = [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]
     for v, buf in keep.items():  # kept for the outputs (`_reused`)
-        vb(tile.StoreOp(memo[v], buf, col, one, "contiguous", f32))
+        vb(tile.StoreOp(memo[v], buf, col, one, Layout.CONTIGUOUS, f32))
     vb(scf.YieldOp(*[_combine(vb, k, x, v) for k, x, v in zip(kinds, a, vs)]))
     loop = scf.ForOp(zero, full, step, list(accs), Region(body))
     loop.attributes["tile.reduce"] = UnitAttr()
@@ -237,7 +238,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     tvs = [tb.select(mask, _clone_cone(op.input, row, tb, ptrs, tcol, LANES, mask, memo), _identity(tb, k))
            for op, k in zip(ops, kinds)]
     for v, buf in keep.items():
-        tb(tile.StoreOp(memo[v], buf, tcol, one, "contiguous", f32, mask=mask))
+        tb(tile.StoreOp(memo[v], buf, tcol, one, Layout.CONTIGUOUS, f32, mask=mask))
     tb(scf.YieldOp(*[_combine(tb, k, x, v) for k, x, v in zip(kinds, ta, tvs)]))
     tail_loop = scf.ForOp(full, n, step, list(loop.results), Region(tail))
     tail_loop.attributes["tile.reduce"] = UnitAttr()
@@ -343,7 +344,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
             o = n_in + j
             if v in uniform:
                 b(tile.StoreOp(row.values[v], rows[o], col, row.lane_stride(o),
-                               view.layout.data if width else "contiguous", view.element_type, mask=mask))
+                               view.layout.data if width else Layout.CONTIGUOUS, view.element_type, mask=mask))
             else:
                 element_outputs.append((j, v, view))
         if element_outputs:
@@ -496,13 +497,13 @@ def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     lb(runs)
     at = lb(arith.MuliOp(lane, lb.index(w)))
     for value, slots in zip(runs.results, results):
-        lb(tile.StoreOp(value, slots, at, lb.index(1), "contiguous", f32))
+        lb(tile.StoreOp(value, slots, at, lb.index(1), Layout.CONTIGUOUS, f32))
     lb(scf.YieldOp())
     b(scf.ForOp(zero, step, one, [], Region(lanes_body)))
 
     values = []
     for kind, slots in zip(kinds, results):
-        folded = [b(tile.LoadOp(slots, b.index(k * w), one, "contiguous", f32, vt)) for k in range(LANES)]
+        folded = [b(tile.LoadOp(slots, b.index(k * w), one, Layout.CONTIGUOUS, f32, vt)) for k in range(LANES)]
         width = LANES
         while width > 1:  # `_reduce`'s tree: accumulator l with l + width
             width //= 2
@@ -526,7 +527,8 @@ def _final_pass(row: _Row, element_outputs) -> None:
     cb_block = Block(arg_types=[i64])
     col = cb_block.args[0]
     cb = Builder.at_end(cb_block)
-    memo: dict[SSAValue, SSAValue] = {v: cb(tile.LoadOp(buf, col, one, "contiguous", f32)) for v, buf in kept.items()}
+    memo: dict[SSAValue, SSAValue] = {v: cb(tile.LoadOp(buf, col, one, Layout.CONTIGUOUS, f32))
+                                      for v, buf in kept.items()}
     for j, v, view in element_outputs:
         value = _clone_cone(v, row, cb, ptrs, col, None, None, memo)
         o = n_in + j

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-LAYOUT_OF_STRIDE = {1: "contiguous", 0: "broadcast"}
+from aclgen.dialects.enums import Layout
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +33,11 @@ class Plan:
         return math.prod(self.shape[: self.rank - self.reduced]) if self.reduced else self.numel
 
     @property
-    def layouts(self) -> tuple[str, ...]:
+    def layouts(self) -> tuple[Layout, ...]:
         """Per operand, how it walks the dim the kernel vectorizes: the innermost, or for
         `columns` the innermost kept one."""
         lane = self.rank - self.reduced - 1 if self.columns else -1
-        return tuple(LAYOUT_OF_STRIDE.get(s[lane], "strided") for s in self.strides)
+        return tuple(Layout.of_stride(s[lane]) for s in self.strides)
 
 
 def broadcast_strides(op_shape: Sequence[int], op_strides: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.registry import expands, intrinsic
 
@@ -18,37 +19,37 @@ INF = float("inf")
 @expands("isnan")
 def isnan(b: Builder, x: SSAValue) -> SSAValue:
     """x != x: the one unordered compare."""
-    return b.cmp("une", x, x)
+    return b.cmp(Predicate.UNE, x, x)
 
 
 @expands("isinf")
 def isinf(b: Builder, x: SSAValue) -> SSAValue:
-    return b.cmp("oeq", b.call("absolute", x), b.f32(INF))
+    return b.cmp(Predicate.OEQ, b.call("absolute", x), b.f32(INF))
 
 
 @expands("isfinite")
 def isfinite(b: Builder, x: SSAValue) -> SSAValue:
     """|x| < inf: false for infinities and (an ordered compare) NaN."""
-    return b.cmp("olt", b.call("absolute", x), b.f32(INF))
+    return b.cmp(Predicate.OLT, b.call("absolute", x), b.f32(INF))
 
 
 @expands("minimum")
 def minimum(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     """y < x ? y : x keeps x where they are equal and where x is NaN (x86's `minps y, x`); a NaN y
     is the one case left."""
-    return b.select(b.call("isnan", y), y, b.select(b.cmp("olt", y, x), y, x))
+    return b.select(b.call("isnan", y), y, b.select(b.cmp(Predicate.OLT, y, x), y, x))
 
 
 @expands("maximum")
 def maximum(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     """As `minimum`, the other way."""
-    return b.select(b.call("isnan", y), y, b.select(b.cmp("ogt", y, x), y, x))
+    return b.select(b.call("isnan", y), y, b.select(b.cmp(Predicate.OGT, y, x), y, x))
 
 
 @expands("sign")
 def sign(b: Builder, x: SSAValue) -> SSAValue:
     """copysign(1, x) where |x| > 0 (an ordered compare: false for +-0 and NaN, which stay x)."""
-    nonzero = b.cmp("ogt", b.call("absolute", x), b.f32(0.0))
+    nonzero = b.cmp(Predicate.OGT, b.call("absolute", x), b.f32(0.0))
     return b.select(nonzero, b.call("copysign", b.f32(1.0), x), x)
 
 
@@ -63,11 +64,11 @@ def rsqrt(b: Builder, x: SSAValue) -> SSAValue:
     x < 0 gives NaN, -inf included (1 / -inf = -0, whose square root is -0); +-0 give +-inf;
     +inf gives +0 and NaN NaN, through the arithmetic."""
     one = b.f32(1.0)
-    tiny = b.cmp("olt", x, b.f32(2.0**-126))  # negative x too: the NaN select below replaces them
-    huge = b.cmp("ogt", x, b.f32(2.0**126))
+    tiny = b.cmp(Predicate.OLT, x, b.f32(2.0**-126))  # negative x too: the NaN select below replaces them
+    huge = b.cmp(Predicate.OGT, x, b.f32(2.0**126))
     pre = b.select(tiny, b.f32(2.0**64), b.select(huge, b.f32(2.0**-64), one))
     post = b.select(tiny, b.f32(2.0**32), b.select(huge, b.f32(2.0**-32), one))
     y = b.mul(b.call("sqrt", b.div(one, b.mul(x, pre))), post)
     zero = b.f32(0.0)
-    y = b.select(b.cmp("olt", x, zero), b.f32(float("nan")), y)
-    return b.select(b.cmp("oeq", x, zero), b.call("copysign", b.f32(INF), x), y)
+    y = b.select(b.cmp(Predicate.OLT, x, zero), b.f32(float("nan")), y)
+    return b.select(b.cmp(Predicate.OEQ, x, zero), b.call("copysign", b.f32(INF), x), y)

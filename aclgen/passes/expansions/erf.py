@@ -30,6 +30,7 @@ import struct
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, shifter, split_scale
 from aclgen.passes.expansions.log import fast2sum, log_normal, split12
@@ -187,7 +188,7 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     a = b.call("absolute", x)
     ys = b.muladd(x, u_poly(b, b.mul(x, x)), x)
     yl = b.call("copysign", b.sub(b.f32(1.0), erfc_core(b, clamp(b, a, ERF_SMALL, TOP))), x)
-    return b.select(b.cmp("olt", a, b.f32(ERF_SMALL)), ys, yl)
+    return b.select(b.cmp(Predicate.OLT, a, b.f32(ERF_SMALL)), ys, yl)
 
 
 @expands("erfc")
@@ -197,8 +198,8 @@ def erfc(b: Builder, x: SSAValue) -> SSAValue:
     hi, lo = fast2sum(b, one, b.neg(x))
     ys = b.add(hi, b.muladd(b.neg(x), u_poly(b, b.mul(x, x)), lo))
     c = erfc_core(b, clamp(b, a, ERFC_SMALL, TOP))
-    yl = b.select(b.cmp("ogt", x, b.f32(0.0)), c, b.sub(b.f32(2.0), c))
-    return b.select(b.cmp("olt", a, b.f32(ERFC_SMALL)), ys, yl)
+    yl = b.select(b.cmp(Predicate.OGT, x, b.f32(0.0)), c, b.sub(b.f32(2.0), c))
+    return b.select(b.cmp(Predicate.OLT, a, b.f32(ERFC_SMALL)), ys, yl)
 
 
 def split12_const(v: float) -> tuple[float, float]:
@@ -237,8 +238,8 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     e = b.sub(one, a)  # exact for a >= 1/2
     v = b.muladd(b.neg(e), e, b.mul(b.f32(2.0), e))
     w = b.neg(log_normal(b, v))
-    up = b.cmp("ogt", w, b.f32(5.0))
-    mid = b.cmp("oge", w, b.f32(2.0))
+    up = b.cmp(Predicate.OGT, w, b.f32(5.0))
+    mid = b.cmp(Predicate.OGE, w, b.f32(2.0))
 
     def pick(h_: float, b_: float, a_: float) -> SSAValue:
         return b.select(up, b.f32(h_), b.select(mid, b.f32(b_), b.f32(a_)))
@@ -258,6 +259,6 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     c0a, c0b = (pick(*parts) for parts in zip(*(split12_const(s[0]) for s in (EINV_H, EINV_B, EINV_A))))
     small = b.muladd(m_a, c0b, b.mul(m_b, k[0]))
     yt = b.muladd(m_a, c0a, b.muladd(m, b.muladd(d, q, b.mul(k[1], dl)), small))
-    y = b.call("copysign", b.select(b.cmp("olt", a, b.f32(EINV_SMALL)), yc, yt), x)
-    y = b.select(b.cmp("oeq", a, one), b.call("copysign", b.f32(float("inf")), x), y)
-    return b.select(b.cmp("ole", a, one), y, b.f32(float("nan")))
+    y = b.call("copysign", b.select(b.cmp(Predicate.OLT, a, b.f32(EINV_SMALL)), yc, yt), x)
+    y = b.select(b.cmp(Predicate.OEQ, a, one), b.call("copysign", b.f32(float("inf")), x), y)
+    return b.select(b.cmp(Predicate.OLE, a, one), y, b.f32(float("nan")))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.registry import expands
 
@@ -76,8 +77,8 @@ SIGMOID_SHIFT = 25  # sigmoid works with e * 2^25, a normal float for every e = 
 def clamp(b: Builder, x: SSAValue, lo: float, hi: float) -> SSAValue:
     """`x > hi ? hi : x`, then `< lo ? lo`: ordered compares, so NaN passes (one maxps/minps each)."""
     c_hi, c_lo = b.f32(hi), b.f32(lo)
-    x = b.select(b.cmp("ogt", x, c_hi), c_hi, x)
-    return b.select(b.cmp("olt", x, c_lo), c_lo, x)
+    x = b.select(b.cmp(Predicate.OGT, x, c_hi), c_hi, x)
+    return b.select(b.cmp(Predicate.OLT, x, c_lo), c_lo, x)
 
 
 def shifter(b: Builder, z: SSAValue) -> tuple[SSAValue, SSAValue]:
@@ -196,7 +197,7 @@ def expm1(b: Builder, x: SSAValue) -> SSAValue:
     a = b.mul(t_, r2)  # exact
     t = b.muladd(a, p, b.muladd(a, half, c))
     y = b.mul(b.add(hi, t), b.f32(2.0))
-    return b.select(b.cmp("olt", b.call("absolute", x), b.f32(2.0**-25)), x, y)
+    return b.select(b.cmp(Predicate.OLT, b.call("absolute", x), b.f32(2.0**-25)), x, y)
 
 
 @expands("sigmoid")
@@ -226,7 +227,7 @@ def sigmoid(b: Builder, x: SSAValue) -> SSAValue:
     1741 against 1104 us), which issue 17 does not allow, so it is not used."""
     xa = b.neg(b.call("absolute", x))
     lo = b.f32(-104.0)
-    xc = b.select(b.cmp("olt", xa, lo), lo, xa)
+    xc = b.select(b.cmp(Predicate.OLT, xa, lo), lo, xa)
     m = b.f32(SH + 127 + SIGMOID_SHIFT)
     t = b.muladd(xc, b.f32(L2E), m)
     n = b.sub(t, m)
@@ -239,6 +240,6 @@ def sigmoid(b: Builder, x: SSAValue) -> SSAValue:
     s = b.muladd(b.muladd(b.muladd(c[0], r2, hi), r2, lo), r2, r)  # e^r - 1
     e = b.muladd(s, scale, scale)
     unit, zero = b.f32(2.0**SIGMOID_SHIFT), b.f32(0.0)
-    floor = b.select(b.cmp("oge", x, zero), unit, zero)
-    num = b.select(b.cmp("olt", e, floor), floor, e)
+    floor = b.select(b.cmp(Predicate.OGE, x, zero), unit, zero)
+    num = b.select(b.cmp(Predicate.OLT, e, floor), floor, e)
     return b.div(num, b.add(unit, e))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.exp import C1, C2, L2E
 from aclgen.passes.expansions.registry import expands
@@ -72,7 +73,7 @@ def exponent_split(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
 def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     """(f, kf) with x = 2^kf (1 + f), 1 + f in [sqrt(1/2), sqrt 2), for positive finite x
     (subnormals scaled by 2^23 first; other x give some values the specials' selects replace)."""
-    sub = b.cmp("olt", x, b.f32(TINY))
+    sub = b.cmp(Predicate.OLT, x, b.f32(TINY))
     m, k = exponent_split(b, b.select(sub, b.mul(x, b.f32(2.0**23)), x))
     return b.sub(m, b.f32(1.0)), b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
 
@@ -106,10 +107,10 @@ def ln(b: Builder, f: SSAValue, kf: SSAValue, *small: SSAValue) -> SSAValue:
 
 def specials(b: Builder, x: SSAValue, y: SSAValue, pole: float) -> SSAValue:
     """y, except: x itself for +inf and NaN, NaN below `pole`, -inf at it (the last wins)."""
-    y = b.select(b.cmp("ole", x, b.f32(FLT_MAX)), y, x)
+    y = b.select(b.cmp(Predicate.OLE, x, b.f32(FLT_MAX)), y, x)
     p = b.f32(pole)
-    y = b.select(b.cmp("olt", x, p), b.f32(float("nan")), y)
-    return b.select(b.cmp("oeq", x, p), b.f32(-float("inf")), y)
+    y = b.select(b.cmp(Predicate.OLT, x, p), b.f32(float("nan")), y)
+    return b.select(b.cmp(Predicate.OEQ, x, p), b.f32(-float("inf")), y)
 
 
 def log_normal(b: Builder, v: SSAValue) -> SSAValue:
@@ -170,5 +171,5 @@ def log1p(b: Builder, x: SSAValue) -> SSAValue:
     fe = b.sub(xk, b.sub(f, c))
     kf = b.to_f32(k)
     y = ln(b, f, kf, b.muladd(b.neg(fe), f, fe), tail(b, f))
-    y = b.select(b.cmp("oeq", x, b.f32(0.0)), x, y)
+    y = b.select(b.cmp(Predicate.OEQ, x, b.f32(0.0)), x, y)
     return specials(b, x, y, -1.0)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.exp import EXP2_P, SH, estrin4, scaled, shifter
 from aclgen.passes.expansions.log import A1, A2, L2E, TINY, exponent_split, fast2sum, split12
@@ -65,10 +66,10 @@ T_MAX, T_MIN = 129.0, -152.0  # 2^129 overflows and 2^-152 underflows from any m
 
 def log2_pair(b: Builder, ax: SSAValue) -> tuple[SSAValue, SSAValue]:
     """log2 ax = Lh + Ll (about 2^-40 relative) for positive finite ax (subnormals included)."""
-    sub = b.cmp("olt", ax, b.f32(TINY))
+    sub = b.cmp(Predicate.OLT, ax, b.f32(TINY))
     m, k = exponent_split(b, b.select(sub, b.mul(ax, b.f32(2.0**23)), ax))
     kf = b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
-    j = [b.cmp("olt", m, b.f32(t)) for t in INV_AT]
+    j = [b.cmp(Predicate.OLT, m, b.f32(t)) for t in INV_AT]
 
     def table(v: tuple[float, ...]) -> SSAValue:
         return b.select(j[0], b.f32(v[0]), b.select(j[1], b.f32(v[1]), b.select(j[2], b.f32(v[2]), b.f32(v[3]))))
@@ -112,8 +113,8 @@ def log2_pair(b: Builder, ax: SSAValue) -> tuple[SSAValue, SSAValue]:
 
 def exp2_pair(b: Builder, th: SSAValue, tl: SSAValue) -> SSAValue:
     """2^(th + tl), tl tiny against th."""
-    big = b.cmp("ogt", th, b.f32(T_MAX))
-    small = b.cmp("olt", th, b.f32(T_MIN))
+    big = b.cmp(Predicate.OGT, th, b.f32(T_MAX))
+    small = b.cmp(Predicate.OLT, th, b.f32(T_MIN))
     tc = b.select(big, b.f32(T_MAX), b.select(small, b.f32(T_MIN), th))
     tl = b.select(b.or_(big, small), b.f32(0.0), tl)
     n, ni = shifter(b, b.add(tc, b.f32(SH)))
@@ -134,9 +135,9 @@ def exp2_pair(b: Builder, th: SSAValue, tl: SSAValue) -> SSAValue:
 def pow_(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     zero, one, inf = b.f32(0.0), b.f32(1.0), b.f32(float("inf"))
     ax, ay = b.call("absolute", x), b.call("absolute", y)
-    yint = b.cmp("oeq", b.call("round", y), y)  # false for NaN, true for +-inf
+    yint = b.cmp(Predicate.OEQ, b.call("round", y), y)  # false for NaN, true for +-inf
     hy = b.mul(b.f32(0.5), y)
-    yodd = b.and_(yint, b.cmp("une", b.call("round", hy), hy))
+    yodd = b.and_(yint, b.cmp(Predicate.UNE, b.call("round", hy), hy))
     # |x|^y
     lh, ll = log2_pair(b, ax)
     th = b.mul(y, lh)
@@ -148,17 +149,17 @@ def pow_(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     tl = b.muladd(y, ll, tl)
     r = exp2_pair(b, th, tl)
     # the sign and Annex F's special cases, later ones winning
-    neg = b.and_(b.cmp("olt", b.bits(x), b.i32(0)), yodd)  # x's sign bit: -0 counts
+    neg = b.and_(b.cmp(Predicate.OLT, b.bits(x), b.i32(0)), yodd)  # x's sign bit: -0 counts
     r = b.select(neg, b.neg(r), r)
-    below, up = b.cmp("olt", ax, one), b.cmp("ogt", y, zero)
-    m2 = b.select(b.cmp("oeq", ax, one), one, b.select(below, b.select(up, zero, inf), b.select(up, inf, zero)))
-    r = b.select(b.cmp("oeq", ay, inf), m2, r)
-    nought, yneg = b.cmp("oeq", ax, zero), b.cmp("olt", y, zero)
+    below, up = b.cmp(Predicate.OLT, ax, one), b.cmp(Predicate.OGT, y, zero)
+    m2 = b.select(b.cmp(Predicate.OEQ, ax, one), one, b.select(below, b.select(up, zero, inf), b.select(up, inf, zero)))
+    r = b.select(b.cmp(Predicate.OEQ, ay, inf), m2, r)
+    nought, yneg = b.cmp(Predicate.OEQ, ax, zero), b.cmp(Predicate.OLT, y, zero)
     m1 = b.select(nought, b.select(yneg, inf, zero), b.select(yneg, zero, inf))
     m1 = b.select(neg, b.neg(m1), m1)
-    r = b.select(b.or_(nought, b.cmp("oeq", ax, inf)), m1, r)
-    finite_neg = b.and_(b.cmp("olt", x, zero), b.cmp("ogt", x, b.neg(inf)))
+    r = b.select(b.or_(nought, b.cmp(Predicate.OEQ, ax, inf)), m1, r)
+    finite_neg = b.and_(b.cmp(Predicate.OLT, x, zero), b.cmp(Predicate.OGT, x, b.neg(inf)))
     nan = b.f32(float("nan"))
     r = b.select(b.and_(finite_neg, b.not_(yint)), nan, r)
     r = b.select(b.or_(b.call("isnan", x), b.call("isnan", y)), nan, r)
-    return b.select(b.or_(b.cmp("oeq", y, zero), b.cmp("oeq", x, one)), one, r)
+    return b.select(b.or_(b.cmp(Predicate.OEQ, y, zero), b.cmp(Predicate.OEQ, x, one)), one, r)

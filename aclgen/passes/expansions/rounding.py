@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.registry import expands, intrinsic
 
@@ -33,25 +34,25 @@ for _name, _llvm in (("floor", "llvm.floor"), ("ceil", "llvm.ceil"), ("trunc", "
 def round_(b: Builder, x: SSAValue) -> SSAValue:
     c = b.call("copysign", b.f32(TWO23), x)
     r = b.call("copysign", b.sub(b.add(x, c), c), x)
-    return b.select(b.cmp("olt", b.call("absolute", x), b.f32(TWO23)), r, x)
+    return b.select(b.cmp(Predicate.OLT, b.call("absolute", x), b.f32(TWO23)), r, x)
 
 
 @expands("floor")
 def floor(b: Builder, x: SSAValue) -> SSAValue:
     r = b.call("round", x)
-    return b.select(b.cmp("ogt", r, x), b.sub(r, b.f32(1.0)), r)
+    return b.select(b.cmp(Predicate.OGT, r, x), b.sub(r, b.f32(1.0)), r)
 
 
 @expands("ceil")
 def ceil(b: Builder, x: SSAValue) -> SSAValue:
     """The sign copied back: ceil(-0.7) is -1 + 1, which is +0, and must be -0."""
     r = b.call("round", x)
-    return b.call("copysign", b.select(b.cmp("olt", r, x), b.add(r, b.f32(1.0)), r), x)
+    return b.call("copysign", b.select(b.cmp(Predicate.OLT, r, x), b.add(r, b.f32(1.0)), r), x)
 
 
 @expands("trunc")
 def trunc(b: Builder, x: SSAValue) -> SSAValue:
     r = b.call("round", x)
-    over = b.cmp("ogt", b.call("absolute", r), b.call("absolute", x))
+    over = b.cmp(Predicate.OGT, b.call("absolute", r), b.call("absolute", x))
     toward = b.select(over, b.sub(r, b.call("copysign", b.f32(1.0), x)), r)
     return b.call("copysign", toward, x)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
+from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.exp import exp_poly, one_plus, pow2, reduce_ln2, round_log2e
 from aclgen.passes.expansions.log import fast2sum
@@ -61,7 +62,7 @@ def tanh(b: Builder, x: SSAValue) -> SSAValue:
     ys = b.muladd(a, u, a)
     # large: 1 - 2 / (1 + e^w)
     cap = b.f32(9.5)
-    w = b.mul(b.f32(2.0), b.select(b.cmp("ogt", a, cap), cap, a))  # NaN passes
+    w = b.mul(b.f32(2.0), b.select(b.cmp(Predicate.OGT, a, cap), cap, a))  # NaN passes
     n, ni = round_log2e(b, w)  # n in [1, 28]
     ph, pl = exp_pair(b, reduce_ln2(b, n, w))
     t = pow2(b, b.iadd(ni, b.i32(127)))
@@ -72,5 +73,5 @@ def tanh(b: Builder, x: SSAValue) -> SSAValue:
     t0 = b.div(b.f32(2.0), dh)
     hi, lo = fast2sum(b, one, b.neg(t0))
     yl = b.add(hi, b.muladd(b.mul(b.mul(b.f32(0.5), t0), t0), dl, lo))
-    y = b.select(b.cmp("olt", a, b.f32(SMALL)), ys, yl)
+    y = b.select(b.cmp(Predicate.OLT, a, b.f32(SMALL)), ys, yl)
     return b.call("copysign", y, x)
