@@ -150,6 +150,24 @@ class OffsetOp(IRDLOperation):
         super().__init__(operands=[base, offset], properties={"elem": elem}, result_types=[LLVMPointerType()])
 
 
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """A hint that the cache line of `base + offset` elements of type `elem` will be read soon:
+    fetched now into every level (`llvm.prefetch`); it never faults, past the end included.
+
+        tile.prefetch %in0[%off] : f32
+    """
+
+    name = "tile.prefetch"
+    base = operand_def(PTR)
+    offset = operand_def(i64)
+    elem = prop_def(Attribute)
+    assembly_format = "$base `[` $offset `]` attr-dict `:` $elem"
+
+    def __init__(self, base: SSAValue | Operation, offset: SSAValue | Operation, elem: Attribute):
+        super().__init__(operands=[base, offset], properties={"elem": elem})
+
+
 class _Access(IRDLOperation):
     if TYPE_CHECKING:  # the fields LoadOp and StoreOp both define (IRDL rejects bare annotations here)
         layout: StringAttr
@@ -433,4 +451,4 @@ class ExtractOp(IRDLOperation):
         return cls(parser.resolve_operand(unresolved, t), lane)
 
 
-TILE = Dialect("tile", [AllocaOp, ParamOp, OffsetOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, ShuffleOp, ExtractOp], [])
+TILE = Dialect("tile", [AllocaOp, ParamOp, OffsetOp, PrefetchOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, ShuffleOp, ExtractOp], [])

@@ -354,9 +354,14 @@ class LowerConvert(Lowering):
 
 class LowerParam(Lowering):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tile.ParamOp | tile.OffsetOp | tile.SplatOp | tile.AllocaOp,
+    def match_and_rewrite(self, op: tile.ParamOp | tile.OffsetOp | tile.SplatOp | tile.AllocaOp | tile.PrefetchOp,
                           rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
+        if isinstance(op, tile.PrefetchOp):  # read, keep in every cache level, data
+            flags = [b.llvm(f, i32) for f in (0, 3, 1)]
+            b(llvm.CallIntrinsicOp("llvm.prefetch.p0", [_gep(b, op.base, op.offset, memory_type(op.elem)), *flags], []))
+            rewriter.replace(op, [], [])
+            return
         if isinstance(op, tile.AllocaOp):
             # an array of the elements (loads and stores index it by element, as any row)
             size = op.count.data * (lanes(op.elem) or 1)

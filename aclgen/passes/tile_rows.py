@@ -63,6 +63,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, UnitAttr, Ve
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from aclgen import dtypes as dt
 from aclgen.dialects import ew, tile
 from aclgen.dialects.enums import Layout
 from aclgen.passes.builder import Builder
@@ -73,6 +74,8 @@ LANES = 32  # partial results per reduction: element j of a run goes to lane j m
 # cache lines a row visit (fewer leave the prefetchers idle on rows a page apart). One thread,
 # [4096, 4096] f32, LayerNormBackward's gradBias: 16 lanes 18.5 ms, 32 9.6, 64 8.4, 128 12.7.
 COLUMN_LANES = 64
+# How far ahead (elements of the run) a `columns` reduction prefetches its inputs' lines.
+PREFETCH_ROWS = 8
 # Floats a row may hold to keep a reduction's heavy operand for its outputs (`_reused`): 32 KiB of
 # stack per operand. One thread, f32 softmax (medians on a loaded machine): [65536, 256] 29.7 ->
 # 19.5-24.7 ms, [4096, 4096] 30.0 -> 20.3-25.9 ms.
@@ -454,14 +457,28 @@ def _at(b: Builder, row: _Row, ptrs: list[SSAValue], j: SSAValue) -> list[SSAVal
             for i, (p, v) in enumerate(zip(ptrs, views))]
 
 
+def _prefetch(b: Builder, row: _Row, ptrs: list[SSAValue], j: SSAValue, w: int) -> None:
+    """Fetch the lines element `j` of the run will load for the block's `w` rows, of every input
+    whose rows are adjacent (`columns`: consecutive elements of the run lie a row apart, often a
+    page or more, where the hardware prefetchers do not follow)."""
+    views = row.kernel.inputs.data
+    for view, p in zip(views, _at(b, row, ptrs[: len(views)], j)):
+        if view.layout.data != Layout.CONTIGUOUS:
+            continue
+        per_line = 64 // dt.from_ir(view.element_type).itemsize
+        for k in range(-(-w // per_line)):
+            b(tile.PrefetchOp(p, b(arith.AddiOp(row.col, b.index(k * per_line))), view.element_type))
+
+
 def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
-    """`_reduce` for a block of `row.width` rows, accumulator by accumulator: accumulator l
-    (lane r holds row r's) adds the elements j = l, l + 32, ... of each run in order, then the
-    identity where the run's last group has no element l (as the masked lanes of `_reduce` do),
-    in a register; the 32 results wait in a stack array and fold in `_reduce`'s tree. So each
-    row's value has the bits a row at a time gives it, the IR holds one copy of the operands'
-    ops, and the loads of the elements depend on nothing but the loop (no accumulator goes
-    through memory between them: that serialized them behind the stores)."""
+    """`_reduce` for a block of `row.width` rows: accumulator l (lane r holds row r's) adds the
+    elements j = l, l + 32, ... of each run in order, then the identity where the run's last
+    group has no element l (as the masked lanes of `_reduce` do); the 32 results fold in
+    `_reduce`'s tree. So each row's value has the bits a row at a time gives it. The run is
+    walked once, in order: element j adds into accumulator j mod 32, which waits in a stack
+    array between its turns (its slot is read again 32 elements after its store). Walking it
+    once per accumulator instead kept them in registers but read every run 32 times, 32
+    elements apart (RmsNormGrad's dgamma, one thread: [65536, 256] f32 ~2x slower)."""
     b, e = row.b, row.entry
     w = row.width
     assert w is not None and e is not None
@@ -473,33 +490,42 @@ def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     rest = b(arith.RemSIOp(n, step))
     last = b(arith.SelectOp(b(arith.CmpiOp(rest, zero, "eq")), step, rest))  # the last group's size
 
-    lanes_body = Block(arg_types=[i64])
-    lane = lanes_body.args[0]
-    lb = Builder.at_end(lanes_body)
-    runs_body = Block(arg_types=[i64] + [vt] * len(ops))
-    run, *accs = runs_body.args
+    def lanes(lb: Builder, lo: SSAValue, pad: bool) -> None:
+        """Each accumulator's slots [lo, 32): set to the identity, or combined with it (`pad`)."""
+        block = Block(arg_types=[i64])
+        kb = Builder.at_end(block)
+        at = kb(arith.MuliOp(block.args[0], kb.index(w)))
+        for kind, slots in zip(kinds, results):
+            value = _identity(kb, kind, w)
+            if pad:
+                value = _combine(kb, kind, kb(tile.LoadOp(slots, at, kb.index(1), Layout.CONTIGUOUS, f32, vt)), value)
+            kb(tile.StoreOp(value, slots, at, kb.index(1), Layout.CONTIGUOUS, f32))
+        kb(scf.YieldOp())
+        lb(scf.ForOp(lo, lb.index(LANES), lb.index(1), [], Region(block)))
+
+    lanes(b, zero, pad=False)
+
+    runs_body = Block(arg_types=[i64])
+    run = runs_body.args[0]
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
-    body = Block(arg_types=[i64] + [vt] * len(ops))
-    j, *a = body.args
+    body = Block(arg_types=[i64])
+    j = body.args[0]
     vb = Builder.at_end(body)
     memo: dict[SSAValue, SSAValue] = {}
     vs = [_clone_cone(op.input, row, vb, _at(vb, row, ptrs, j), row.col, w, row.mask, memo) for op in ops]
-    vb(scf.YieldOp(*[_combine(vb, k, x, v) for k, x, v in zip(kinds, a, vs)]))
-    loop = scf.ForOp(lane, n, step, list(accs), Region(body))
+    _prefetch(vb, row, ptrs, vb(arith.AddiOp(j, vb.index(PREFETCH_ROWS))), w)
+    at = vb(arith.MuliOp(vb(arith.RemSIOp(j, vb.index(LANES))), vb.index(w)))
+    for kind, slots, v in zip(kinds, results, vs):
+        acc = vb(tile.LoadOp(slots, at, vb.index(1), Layout.CONTIGUOUS, f32, vt))
+        vb(tile.StoreOp(_combine(vb, kind, acc, v), slots, at, vb.index(1), Layout.CONTIGUOUS, f32))
+    vb(scf.YieldOp())
+    loop = scf.ForOp(rb.index(0), n, rb.index(1), [], Region(body))
     loop.attributes["tile.reduce"] = UnitAttr()
     rb(loop)
-    missing = rb(arith.CmpiOp(lane, last, "sge"))  # the last group ends before lane l
-    padded = [rb(arith.SelectOp(missing, _combine(rb, k, x, _identity(rb, k, w)), x))
-              for k, x in zip(kinds, loop.results)]
-    rb(scf.YieldOp(*padded))
-    runs = scf.ForOp(lb.index(0), row.runs(lb), lb.index(1), [_identity(lb, k, w) for k in kinds], Region(runs_body))
-    lb(runs)
-    at = lb(arith.MuliOp(lane, lb.index(w)))
-    for value, slots in zip(runs.results, results):
-        lb(tile.StoreOp(value, slots, at, lb.index(1), Layout.CONTIGUOUS, f32))
-    lb(scf.YieldOp())
-    b(scf.ForOp(zero, step, one, [], Region(lanes_body)))
+    lanes(rb, last, pad=True)  # the lanes the run's last group has no element for
+    rb(scf.YieldOp())
+    b(scf.ForOp(zero, row.runs(b), one, [], Region(runs_body)))
 
     values = []
     for kind, slots in zip(kinds, results):

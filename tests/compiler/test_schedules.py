@@ -192,7 +192,7 @@ def test_a_schedule_that_changes_bits_is_an_error(monkeypatch):
         def __call__(self, *args, **kwargs):
             return np.full(8, int(os.environ.get("ACLGEN_VECTOR_WIDTH", "0")), np.float32)
 
-        def empty_outputs(self, *args):
+        def every_output(self, *args):
             return [np.empty(8, np.float32)]
 
     def fake_function_of(_op):
