@@ -1,9 +1,9 @@
 """erf and erfc as vectorizable f32 code, within 1 ulp over all 2^32 floats with fused and
-unfused multiply-adds (docs/math.md).
+unfused multiply-adds (docs/math.md). erf has its own path; erfc keeps the high-precision one.
 
-Near 0 both are a polynomial: erf x = x + x u(x^2) (u degree 6, erf's relative error 2^-30.1),
-erfc x = 1 - x - x u(x^2) with 1 - x split exactly. Away from 0 both come from erfc_core(a),
-erfc for a in [0.5, 10.1]:
+erfc: near 0 a polynomial, erfc x = 1 - x - x u(x^2) (u degree 6) with 1 - x split exactly;
+away from 0 erfc_core(a), erfc for a in [0.5, 10.1], accurate relative to erfc down to
+subnormals:
 
     erfc a = exp(-a^2 + KH + S(t)) t,   t = 1 / (a + 1/2)
 
@@ -16,12 +16,30 @@ the product of the pairs rounded once before the 2^n scale (gradual underflow: e
 +0 beyond a = 10.054).
 
     erfc:  |x| < 0.5: the polynomial; else erfc_core(|x|) for x > 0, 2 - erfc_core(|x|) below
-    erf:   |x| < 0.75: the polynomial; else copysign(1 - erfc_core(|x|), x)
 
-The boundaries keep 1 - erf's cancellation small: erfc's polynomial up to 0.75 reached 1.09 ulp.
+The boundary keeps 1 - erf's cancellation small: erfc's polynomial up to 0.75 reached 1.09 ulp.
+
+erf needs far less: for |x| >= 1/2 erf is in [0.52, 1), its ulp 2^-24, so 1 - erfc(a) needs
+erfc(a) only to an absolute ~2^-27 (no subnormals, no relative accuracy), and erf rounds to +-1
+from |x| = 3.9192 on. So, with a = |x|:
+
+    a < 1/2:   erf x = x + x u(x^2), u of degree 4 (erf's relative error 2^-29.3)
+    a >= 1/2:  erf x = copysign(1 - e^E, x),  E = -a^2 + KH + G(a - 1/2),  a clamped to [1/2, 3.921875]
+
+G = log(e^(a^2) erfc a) - KH (KH = -1/2) is smooth: degree 6 by Horner, fitted minimax for the
+absolute error of erfc (weighted by erfc a: 2^-27.7), so it needs no division and no t. -a^2 + KH
+is exact as x1^2 + KH with x1 = a cut to 11 bits (split11: x1^2 on the 2^-22 grid), the rest
+x2 (a + x1) goes with G into the small part; then exp's reduction (E = n ln 2 + r, the n C1 step
+exact), e^r = hi + t with hi = 1 + r exact, and 1 - 2^n (hi + t) with 1 - 2^n hi split exactly
+(Fast2Sum), so erf rounds once. The boundary 1/2 is where 1 - erfc no longer cancels (erf >=
+1/2) and the small branch's rounding of x^2 is still harmless; G's own roundings are smallest
+there (G(0) ~ 0). 63 operations, no division (erfc: 122 and a division; exp: 30).
+Exhaustive: 0.743 ulp (FMA) and 0.764 (unfused) at most.
+
 Both branches run in every lane (selects, no branches). +-0 give +-0 (erf) and 1, +-inf give
 +-1 (erf), +0 and 2 (erfc), NaN passes the clamps and propagates. The coefficients and the
-order of every operation are the numerics prototype's (exhaustively swept in both FMA modes).
+order of every operation are the numerics prototypes' (my_erf2 and erfc_core, exhaustively swept
+in both FMA modes).
 """
 
 from __future__ import annotations
@@ -32,13 +50,34 @@ from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, shifter, split_scale
+from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, exp_poly, one_plus, pow2, shifter, split_scale
 from aclgen.passes.expansions.log import fast2sum, log_normal, split12
 from aclgen.passes.expansions.registry import expands
 from aclgen.passes.expansions.tanh import exp_pair
 
 h = float.fromhex
-# erf x = x + x u(x^2) for |x| < 0.75, U0..U6
+# erf x = x + x u(x^2) for |x| < 1/2, u = ERF_U0 + ... + ERF_U4 z^4; erf's relative error 2^-29.3
+ERF_U = (
+    h("0x1.06eba8p-3"),  # 0x3e0375d4
+    h("-0x1.812734p-2"),  # 0xbec0939a
+    h("0x1.ce2544p-4"),  # 0x3de712a2
+    h("-0x1.b66846p-6"),  # 0xbcdb3423
+    h("0x1.35465ep-8"),  # 0x3b9aa32f
+)
+# erf x = 1 - e^(-a^2 + KH + G(a - 1/2)) for a = |x| in [1/2, 3.921875]: G = log(e^(a^2) erfc a) - KH,
+# G0..G6 (Horner), absolute error of erfc (weighted minimax) 2^-27.7
+ERF_KH = -0.5
+ERF_G = (
+    h("0x1.eb27aep-7"),  # 0x3c7593d7
+    h("-0x1.aa585cp-1"),  # 0xbf552c2e
+    h("0x1.e545c6p-3"),  # 0x3e72a2e3
+    h("-0x1.12c642p-4"),  # 0xbd896321
+    h("0x1.022f96p-6"),  # 0x3c8117cb
+    h("-0x1.57cc70p-9"),  # 0xbb2be638
+    h("0x1.d3b066p-13"),  # 0x3969d833
+)
+# erfc x = 1 - x - x u(x^2) for |x| < 1/2, U0..U6 (fitted up to 0.75 as erf's polynomial of before:
+# erf's relative error 2^-30.1 there)
 U = (
     h("0x1.06eba8p-3"),  # 0x3e0375d4
     h("-0x1.812744p-2"),  # 0xbec093a2
@@ -125,7 +164,8 @@ EINV_H = (
 )
 EINV_SMALL = 0.75
 TOP = 10.1  # erfc_core's argument is clamped to [lo, TOP]: erfc(10.1) rounds to +0
-ERF_SMALL = 0.75
+ERF_SMALL = 0.5  # erf: the polynomial below, 1 - e^E from here on
+ERF_TOP = h("0x1.f6p+1")  # 3.921875: erfc(3.921875) < 2^-25, erf rounds to 1 from 3.9192 on
 ERFC_SMALL = 0.5
 
 
@@ -183,11 +223,44 @@ def erfc_core(b: Builder, a: SSAValue) -> SSAValue:
     return b.mul(b.mul(b.muladd(p_a, th_a, mid), s1), s2)
 
 
+def split11(b: Builder, v: SSAValue) -> SSAValue:
+    """v with its mantissa cut to 10 fraction bits (the low 13 bits cleared): its square is exact
+    and lies on the 2^-22 grid for v >= 1/2 (split12's would on the 2^-24 grid, too fine for
+    erf's exponent to stay exact below a = 1)."""
+    return b.float(b.shl(b.ashr(b.bits(v), 13), 13))
+
+
 @expands("erf")
 def erf(b: Builder, x: SSAValue) -> SSAValue:
+    """Both branches in every lane, selected on a = |x| < 1/2; see the module docstring."""
+    one = b.f32(1.0)
     a = b.call("absolute", x)
-    ys = b.muladd(x, u_poly(b, b.mul(x, x)), x)
-    yl = b.call("copysign", b.sub(b.f32(1.0), erfc_core(b, clamp(b, a, ERF_SMALL, TOP))), x)
+    # small: x + x u(x^2), u of degree 4
+    c = [b.f32(v) for v in ERF_U]
+    z = b.mul(x, x)
+    z2 = b.mul(z, z)
+    u = b.muladd(b.muladd(b.muladd(c[4], z, c[3]), z2, b.muladd(c[2], z, c[1])), z, c[0])
+    ys = b.muladd(x, u, x)
+    # large: 1 - e^E, E = -a^2 + KH + G(a - 1/2)
+    ac = clamp(b, a, ERF_SMALL, ERF_TOP)
+    x1 = split11(b, ac)
+    x2 = b.sub(ac, x1)  # a^2 = x1^2 (exact) + x2 (a + x1)
+    d = b.sub(ac, b.f32(ERF_SMALL))
+    k = [b.f32(v) for v in ERF_G]
+    g = k[6]
+    for j in range(5, -1, -1):
+        g = b.muladd(g, d, k[j])
+    kh = b.f32(ERF_KH)
+    n, ni = shifter(b, b.muladd(b.add(b.muladd(b.neg(ac), ac, kh), g), b.f32(L2E), b.f32(SH)))
+    big = b.add(b.muladd(n, b.f32(-C1), b.neg(b.mul(x1, x1))), kh)  # exact
+    small = b.muladd(n, b.f32(-C2), b.muladd(b.neg(x2), b.add(ac, x1), g))
+    r = b.add(big, small)
+    r2 = b.mul(r, r)
+    hi, lo = one_plus(b, r)
+    t = b.muladd(exp_poly(b, r, r2), r2, lo)  # e^r = hi + t
+    s = pow2(b, b.iadd(ni, b.i32(127)))  # 2^n, n in [-25, -1]
+    f, e = fast2sum(b, one, b.neg(b.mul(s, hi)))  # 1 - s hi exactly (s hi is exact)
+    yl = b.call("copysign", b.add(f, b.muladd(b.neg(s), t, e)), x)
     return b.select(b.cmp(Predicate.OLT, a, b.f32(ERF_SMALL)), ys, yl)
 
 
