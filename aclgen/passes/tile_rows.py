@@ -30,7 +30,7 @@ pass, and the outputs read it back instead of computing it again; longer rows co
 
 A kernel marked `columns` (the planner's choice when the operands walk the innermost kept dim
 contiguously and the reduced ones with a stride: RmsNormGrad's dgamma sums down the columns of
-x) runs `COLUMN_LANES` adjacent rows at a time instead, one per vector lane: its views' layouts
+x) runs `column_lanes` adjacent rows at a time instead, one per vector lane: its views' layouts
 describe the kept dim; each pass walks the run element by element, and accumulator l of every
 lane adds the elements j = l mod 32 (`_reduce_columns`), so every row's value keeps the bits a
 row at a time gives it; row values are vectors, outputs are stored a vector of rows per element,
@@ -70,10 +70,14 @@ from aclgen.passes.builder import Builder
 from aclgen.passes.tile_elementwise import Entry, offsets_of
 
 LANES = 32  # partial results per reduction: element j of a run goes to lane j mod 32
-# Rows per block of a `columns` kernel: 256 bytes of each f32 operand per element of the run, four
-# cache lines a row visit (fewer leave the prefetchers idle on rows a page apart). One thread,
-# [4096, 4096] f32, LayerNormBackward's gradBias: 16 lanes 18.5 ms, 32 9.6, 64 8.4, 128 12.7.
-COLUMN_LANES = 64
+# Bytes of each operand a `columns` kernel reads per element of the run: its rows per block are
+# COLUMN_BYTES / the narrowest input's element size, at most MAX_COLUMN_LANES (four cache lines a
+# row visit; fewer leave the memory system idle on rows a page apart). One thread, [4096, 4096]
+# f32, LayerNormBackward's gradBias (accumulators in registers then): 16 lanes 18.5 ms, 32 9.6,
+# 64 8.4, 128 12.7. Two threads, RmsNormGrad and LayerNormBackward in bfloat16 at the issue's
+# three shapes: 128 lanes instead of 64 took 0.71-0.94 of the time (f32 at 128: even or slower).
+COLUMN_BYTES = 256
+MAX_COLUMN_LANES = 128
 # How far ahead (elements of the run) a `columns` reduction prefetches its inputs' lines.
 PREFETCH_ROWS = 8
 # Floats a row may hold to keep a reduction's heavy operand for its outputs (`_reused`): 32 KiB of
@@ -293,6 +297,12 @@ def _ready(kernel: ew.KernelOp, done: set[SSAValue]) -> list[ew.ReduceOp]:
     return [op for op in waiting if not needs(op.input, set())]
 
 
+def column_lanes(kernel: ew.KernelOp) -> int:
+    """Rows per block of a `columns` kernel (COLUMN_BYTES of its narrowest input)."""
+    narrowest = min((dt.from_ir(v.element_type).itemsize for v in kernel.inputs.data), default=4)
+    return min(COLUMN_BYTES // narrowest, MAX_COLUMN_LANES)
+
+
 def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     ins, outs = kernel.inputs.data, kernel.outputs.data
     fn = Entry(kernel)
@@ -303,7 +313,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     uniform = row_values(kernel)
 
     if kernel.columns is not None:
-        width: int | None = COLUMN_LANES
+        width: int | None = column_lanes(kernel)
         b, rows, col, mask = _column_blocks(e, kernel, dims, strides, list(bases), views, begin, end, width)
     else:  # the row loop: [begin, end) over the kept dims' points
         rb_block = Block(arg_types=[i64])
