@@ -193,3 +193,19 @@ def test_an_output_over_an_input_of_a_later_kernel_goes_through_the_workspace():
                                                                 acl.from_numpy(g), t, acl.from_numpy(dg))
     assert ret == 0 and ws >= dx.nbytes  # (rounded up to an alignment)
     assert aclnn.aclnnRmsNormGrad(None, ws, executor, None) == NULL  # the bytes it asked for are needed
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64)])
+def test_columns_kernels_give_the_bits_of_rows(dtype, shape):
+    """dgamma sums down the columns of row-major dy and x in a `columns` kernel (blocks of 64 or
+    128 adjacent columns, 32 stack accumulators a lane); the same values in column-major memory
+    make it a kernel a row at a time (and dx's rows strided): every sum keeps its bits."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(NUMPY[dtype])
+    dy = rng.standard_normal(shape).astype(NUMPY[dtype])
+    g = rng.standard_normal(shape[-1]).astype(np.float32)
+    rstd = rng.random((shape[0], 1)).astype(np.float32) + 0.5
+    want = ops.rms_norm_grad(dy, x, rstd, g)
+    got = ops.rms_norm_grad(np.asfortranarray(dy), np.asfortranarray(x), rstd, g)
+    assert all(u.tobytes() == np.ascontiguousarray(v).tobytes() for u, v in zip(want, got))
