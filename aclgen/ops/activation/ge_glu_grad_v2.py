@@ -51,9 +51,8 @@ from aclgen.ops.activation.gelu import (
     tanh_z,
     tanh_z_reference,
 )
-from aclgen.ops.activation.glu import sigmoid64
+from aclgen.ops.activation.glu import grad_input_shapes, grad_result, sigmoid64
 from aclgen.ops.activation.sigmoid import sigmoid_pair
-from aclgen.runtime import constants as C
 
 INF = float("inf")
 A2 = ("float32", "float16", "bfloat16")
@@ -77,21 +76,6 @@ def check(call):
     approximate_value(call)
     call.present(*(a.name for a in call.op.attrs))  # activateLeft (GeGluV3Backward)
     call.shape = half
-
-
-def result(ins, attrs):
-    """gradInput: self's shape and dtype."""
-    x = ins[1]
-    return [(x.view_dims, x.dtype) if x is not None else ((), C.ACL_FLOAT)]
-
-
-def input_shapes(shape):
-    """gradOutput and gelu with the last dim of `shape` halved; self (and gradInput) of `shape`."""
-    if not shape or shape[-1] % 2:
-        raise ValueError(f"GeGluBackward splits the last dim of self in halves: it must be even, got "
-                         f"{'x'.join(map(str, shape)) or 'a 0-d self'}")
-    half = (*shape[:-1], shape[-1] // 2)
-    return [half, tuple(shape), half]
 
 
 def gelu_derivative(x, approximate: int):
@@ -172,8 +156,8 @@ SPLIT = Split("self", dim="dim", into=("a", "b"), whole=("gradInput",), whole_in
     max_rank=None,
     check=check,
     split=SPLIT,
-    result=result,
-    input_shapes=input_shapes,
+    result=grad_result,
+    input_shapes=grad_input_shapes("GeGluBackward", "self", "hwh"),
     reference=ge_glu_backward_reference,
     tolerance=256,
 )
@@ -192,8 +176,8 @@ def ge_glu_backward(g, a, b, gelu, approximate):
     max_rank=None,
     check=check,
     split=SPLIT,
-    result=result,
-    input_shapes=input_shapes,
+    result=grad_result,
+    input_shapes=grad_input_shapes("GeGluBackward", "self", "hwh"),
     reference=ge_glu_v3_backward_reference,
     tolerance=256,
 )

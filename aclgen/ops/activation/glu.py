@@ -106,6 +106,27 @@ def input_shapes(shape):
     return [(*shape[:-1], 2 * shape[-1])]
 
 
+def grad_result(ins, attrs):
+    """The output of a split operator's gradient: the split input's (the second's) shape and dtype."""
+    x = ins[1]
+    return [(x.view_dims, x.dtype) if x is not None else ((), C.ACL_FLOAT)]
+
+
+def grad_input_shapes(api: str, split: str, pattern: str):
+    """`input_shapes` of a split operator's gradient: for outputs of `shape`, an input per letter
+    of `pattern`, h the halves' shape (`shape`'s last dim halved), w `shape` itself (the input
+    `split`, which an odd last dim cannot split: ValueError)."""
+
+    def input_shapes(shape):
+        if not shape or shape[-1] % 2:
+            raise ValueError(f"{api} splits the last dim of {split} in halves: it must be even, got "
+                             f"{'x'.join(map(str, shape)) or f'a 0-d {split}'}")
+        half = (*shape[:-1], shape[-1] // 2)
+        return [half if p == "h" else tuple(shape) for p in pattern]
+
+    return input_shapes
+
+
 def sigmoid64(x):
     """float64 sigmoid (0 below -709.78, where exp(-x) overflows)."""
     with np.errstate(over="ignore"):

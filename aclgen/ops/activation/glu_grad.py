@@ -36,7 +36,7 @@ import numpy as np
 
 import aclgen
 from aclgen import Attr, Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
-from aclgen.ops.activation.glu import DTYPES, SCALE, SHIFT, TINY, sigmoid64
+from aclgen.ops.activation.glu import DTYPES, SCALE, SHIFT, TINY, grad_input_shapes, grad_result, sigmoid64
 
 INF = float("inf")
 CUT = 80.0  # |b| beyond which sigmoid(-|b|) takes the scaled tail (e^-80 is normal, e^-88 not)
@@ -57,20 +57,6 @@ def check(call):
     call.shape = half
 
 
-def result(ins, attrs):
-    """out: self's shape and dtype."""
-    x = ins[1]
-    return [(x.view_dims, x.dtype) if x is not None else ((), 0)]
-
-
-def input_shapes(shape):
-    """gradOut with the last dim of `shape` halved; self (and out) of `shape`."""
-    if not shape or shape[-1] % 2:
-        raise ValueError(f"GluBackward splits the last dim of self in halves: it must be even, got "
-                         f"{'x'.join(map(str, shape)) or 'a 0-d self'}")
-    return [(*shape[:-1], shape[-1] // 2), tuple(shape)]
-
-
 def glu_backward_reference(g, x, dim):
     a, b = np.split(x, 2, axis=dim)
     s, t = sigmoid64(b), sigmoid64(-b)
@@ -86,8 +72,8 @@ def glu_backward_reference(g, x, dim):
     broadcast=False,
     check=check,
     split=Split("self", dim="dim", into=("a", "b"), whole=("out",), whole_into=("outA", "outB")),
-    result=result,
-    input_shapes=input_shapes,
+    result=grad_result,
+    input_shapes=grad_input_shapes("GluBackward", "self", "hw"),
     reference=glu_backward_reference,
     tolerance=6,
 )

@@ -33,7 +33,7 @@ import numpy as np
 
 import aclgen
 from aclgen import Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
-from aclgen.ops.activation.glu import SCALE, SHIFT, TINY, sigmoid64
+from aclgen.ops.activation.glu import SCALE, SHIFT, TINY, grad_input_shapes, grad_result, sigmoid64
 from aclgen.ops.activation.situ_glu import ATTRS, DTYPES, halves, linear, scaled_tanh
 
 INF = float("inf")
@@ -99,20 +99,6 @@ def check(call):
     call.shape = half
 
 
-def result(ins, attrs):
-    """out: x's shape and dtype."""
-    x = ins[1]
-    return [(x.view_dims, x.dtype) if x is not None else ((), 0)]
-
-
-def input_shapes(shape):
-    """gradY with the last dim of `shape` halved; x (and out) of `shape`."""
-    if not shape or shape[-1] % 2:
-        raise ValueError(f"SituGluGrad splits the last dim of x in halves: it must be even, got "
-                         f"{'x'.join(map(str, shape)) or 'a 0-d x'}")
-    return [(*shape[:-1], shape[-1] // 2), tuple(shape)]
-
-
 def _sech2_reference(y):
     e = np.exp(-2.0 * np.abs(y))
     return 4.0 * e / (1.0 + e) ** 2
@@ -167,8 +153,8 @@ situ_glu_grad_reference.scale = _scale  # type: ignore[attr-defined]
     broadcast=False,
     check=check,
     split=Split("x", dim="dim", into=("a", "b"), whole=("out",), whole_into=("outA", "outB")),
-    result=result,
-    input_shapes=input_shapes,
+    result=grad_result,
+    input_shapes=grad_input_shapes("SituGluGrad", "x", "hw"),
     reference=situ_glu_grad_reference,
     tolerance=6,
 )

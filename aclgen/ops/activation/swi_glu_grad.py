@@ -9,6 +9,7 @@ import numpy as np
 
 import aclgen
 from aclgen import Attr, Split, f32, select, sigmoid
+from aclgen.ops.activation.glu import grad_input_shapes, grad_result
 from aclgen.runtime import constants as C
 
 A2 = ("float16", "float32", "bfloat16")
@@ -29,20 +30,6 @@ def check(call):
     half = call.split_shape()
     call.halves(half, "yGrad")
     call.shape = half
-
-
-def result(ins, attrs):
-    """out has x's shape and dtype."""
-    x = ins[1]
-    return [(x.view_dims, x.dtype) if x is not None else ((), C.ACL_FLOAT)]
-
-
-def input_shapes(shape):
-    """x (and out) of `shape`, yGrad with its last dim halved."""
-    if not shape or shape[-1] % 2:
-        raise ValueError(f"SwiGluGrad splits the last dim of x in halves: it must be even, got "
-                         f"{'x'.join(map(str, shape)) or 'a 0-d x'}")
-    return [(*shape[:-1], shape[-1] // 2), tuple(shape)]
 
 
 # SPEC.md §4.4: yGrad [2, 16] = -2..29, x [2, 32] = -2..61, dim = -1, float32. exp is not exact
@@ -75,8 +62,8 @@ EXAMPLE = aclgen.Example(
     check=check,
     split=Split("x", dim="dim", into=("a", "b"), whole=("out",), whole_into=("outA", "outB"),
                 status=C.ACLNN_ERR_INNER_TILING_ERROR),
-    result=result,
-    input_shapes=input_shapes,
+    result=grad_result,
+    input_shapes=grad_input_shapes("SwiGluGrad", "x", "hw"),
     examples=(EXAMPLE,),
 )
 def swi_glu_grad(y_grad, a, b):
