@@ -109,6 +109,9 @@ FUNCTIONS: dict[str, Function] = {
                              "round(x)), keeping its sign. Exact.", op="roundeven"),
         Function("sign", 1, "-1 for x < 0, +1 for x > 0, x itself for +-0 and NaN (torch gives 0 for NaN). Exact."),
         Function("copysign", 2, "|a| with the sign of b. Exact."),
+        Function("muladd", 3, "a * b + c: one fused multiply-add (rounded once) where the target has FMA, "
+                              "else a multiply and an add (rounded twice; docs/math.md). A formula's own `a * b + c` "
+                              "always rounds twice."),
         Function("isnan", 1, "A mask: x is NaN (never for integers).", mask=True),
         Function("isinf", 1, "A mask: x is +inf or -inf.", mask=True),
         Function("isfinite", 1, "A mask: x is neither infinite nor NaN.", mask=True),
@@ -125,7 +128,7 @@ INSTEAD = {
     "rint": "round", "sign": "sign", "copysign": "copysign", "isinf": "isinf", "isfinite": "isfinite",
     "isnan": "isnan", "abs": "absolute", "fabs": "absolute", "absolute": "absolute", "where": "select",
     "sigmoid": "sigmoid", "expit": "sigmoid", "logical_and": "logical_and", "logical_or": "logical_or",
-    "logical_not": "logical_not", "square": "x * x", "reciprocal": "1 / x",
+    "logical_not": "logical_not", "square": "x * x", "reciprocal": "1 / x", "fma": "muladd",
 }
 
 

@@ -168,6 +168,19 @@ def test_exact_values(name):
         assert same_bits(got, want), (name, fma, x[got.view(np.uint32) != want.view(np.uint32)])
 
 
+def test_muladd_rounds_once_where_fused():
+    """(1 + 2^-12)^2 - 1 = 2^-11 + 2^-24: fused, exactly; unfused the square rounds (a tie, to
+    even) to 1 + 2^-11 first. A formula's own a * b + c rounds twice on every target."""
+    a = np.array([1 + 2.0**-12, 3.0, -0.0, INF, NAN], np.float32)
+    c = np.array([-1.0, 1.0, 0.0, -INF, 1.0], np.float32)
+    fused = [2.0**-11 + 2.0**-24, 10.0, 0.0, NAN, NAN]
+    for fma, first in (("on", fused[0]), ("off", 2.0**-11)):
+        got = aclgen.compile(lambda a, c: aclgen.muladd(a, a, c), fma=fma, name=f"muladd_{fma}")(a, c)
+        assert same_bits(got, np.array([first, *fused[1:]], np.float32)), (fma, got)
+    plain = aclgen.compile(lambda a, c: a * a + c, name="mul_add")(a, c)
+    assert plain[0] == 2.0**-11
+
+
 def test_exp_subnormal_results_and_overflow_threshold():
     """exp rounds once into the subnormals and reaches +inf exactly where e^x rounds to it."""
     f = aclgen.compile(lambda x: aclgen.exp(x))
@@ -312,7 +325,7 @@ def every_function(x, y):
     """Each formula function once (masks through a select)."""
     outs = []
     for f in FUNCTIONS.values():
-        v = getattr(aclgen, f.name)(*(x, y)[: f.arity])
+        v = getattr(aclgen, f.name)(*(x, y, x)[: f.arity])
         outs.append(aclgen.select(v, x, y) if f.mask else v)
     total = outs[0]
     for v in outs[1:]:

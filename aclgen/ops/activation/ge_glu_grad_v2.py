@@ -44,9 +44,8 @@ from aclgen.ops.activation.gelu import (
     SQRT_8_OVER_PI,
     TANH_A,
     TANH_B,
-    normal_cdf,
+    gelu_slope,
     normal_cdf_reference,
-    normal_pdf,
     normal_pdf_reference,
     tanh_z,
     tanh_z_reference,
@@ -89,7 +88,7 @@ def gelu_derivative(x, approximate: int):
         big = logical_and(abs(x) > 1e4, abs(x) < INF)
         d = su * sk + select(big, 0.0, second)
     else:
-        d = normal_cdf(x) + x * normal_pdf(x)
+        d = gelu_slope(x)
     under = logical_and(logical_and(x < TAIL, x >= LAST[approximate]), d > NEG_TINY)
     return select(under, NEG_TINY, d)
 

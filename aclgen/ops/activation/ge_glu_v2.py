@@ -8,8 +8,8 @@ with activateLeft: out = Gelu(A) * B, outGelu = Gelu(A) (else as GeGlu) (the doc
 op_api refuses the others (161002).
 
 The Gelu forms are gelu.py's: x * sigmoid(z) with z = 2√(2/π)(x + 0.044715 x³) (0.5 (1 + tanh(z/2))
-without its cancellation for x < 0, CANN's own form), and x * Φ(x) with Φ(x) = erfc(-x/√2) / 2
-(CANN's kernel computes 1 + erf, which cancels for x < 0; erfc does not). out multiplies the
+without its cancellation for x < 0, CANN's own form), and x * Φ(x) with Φ(x) = φ(x) M(|x|) below 0
+(gelu.normal_cdf; CANN's kernel computes 1 + erf, which cancels for x < 0; this does not). out multiplies the
 other half in: the tanh form as glu.py's `times_sigmoid2` (A * B * sigmoid(z), kept where
 sigmoid(z) is subnormal or A * B overflows), the exact form as (A * B) * Φ(B), or A * (B * Φ(B))
 where A * B overflows. x = -inf gives NaN (-inf * 0, as the formula and the kernel).
@@ -25,7 +25,7 @@ dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on
 (the doc's note); not on Ascend910 (不支持). Python defaults: dim -1, approximate 1 (tanh) and
 activateLeft false, CANN's graph defaults (ge_glu_v2_proto.h).
 
-Bound: 256 ulp of the output dtype, gelu.py's: the f32 z and x/√2 carry rounding that e^z and erfc
+Bound: 256 ulp of the output dtype, gelu.py's: the f32 z and x² carry rounding that e^z and e^(-x²/2)
 amplify in the left tail (up to about x² * 2^-24 relative); in the exact form, where Φ(B) is
 subnormal (B < -13.2) out keeps only its bits, a few 2^-149 * |A * B| (the reference's scale).
 """

@@ -2,7 +2,7 @@
 
 Formula (doc page's 计算公式): gradInput = gradOutput * d(x), `approximate` (char*) choosing d:
 - "none": d = 1/2 + erf(x/√2)/2 + x/√(2π) * e^(-x²/2) = Φ(x) + x φ(x) (GeluBackward's formula,
-  Φ as erfc(-x/√2)/2); x = ±inf gives NaN (inf * 0 in x φ(x), as in the doc's formula and the
+  gelu.gelu_slope); x = ±inf gives NaN (inf * 0 in x φ(x), as in the doc's formula and the
   kernel).
 - "tanh": the derivative of the tanh approximation x * σ(z), z = 2√(2/π)(x + 0.044715 x³) (the doc
   gives only the forward): d = σ(z) + x σ(z) σ(-z) z'(x), z' = 2√(2/π)(1 + 3 * 0.044715 x²).
@@ -36,8 +36,7 @@ from aclgen.ops.activation.gelu import (
     SQRT_8_OVER_PI,
     TANH_A,
     TANH_B,
-    normal_cdf,
-    normal_pdf,
+    gelu_slope,
     sigmoid_reference,
     tanh_z,
     tanh_z_reference,
@@ -107,7 +106,7 @@ def gelu_backward_v2(g, x, approximate):
     """The gradient of GELU (approximate "none": exact, "tanh": the tanh approximation) at `self`
     applied to `gradOutput` (broadcasting)."""
     if approximate == "none":
-        return g * (normal_cdf(x) + x * normal_pdf(x))
+        return g * gelu_slope(x)
     (su, sk), (cu, ck) = sigmoid_pair(tanh_z(x))
     second = x * (TANH_B + TANH_A3 * (x * x)) * (su * cu) * (sk * ck)
     return g * (su * sk + select(isnan(second), 0.0, second))

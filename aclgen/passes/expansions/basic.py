@@ -1,5 +1,5 @@
 """Functions that are an instruction, a compare or a few selects: absolute, sqrt, copysign,
-minimum, maximum, sign, isnan, isinf, isfinite, and rsqrt (a division and a square root)."""
+muladd, minimum, maximum, sign, isnan, isinf, isfinite, and rsqrt (a division and a square root)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,12 @@ intrinsic("sqrt", "llvm.sqrt")
 intrinsic("copysign", "llvm.copysign")
 
 INF = float("inf")
+
+
+@expands("muladd")
+def muladd(b: Builder, x: SSAValue, y: SSAValue, z: SSAValue) -> SSAValue:
+    """One FMA where the target has it (expand-math's `fma` option), else a multiply and an add."""
+    return b.muladd(x, y, z)
 
 
 @expands("isnan")
