@@ -276,7 +276,7 @@ class Operator:
     tensors: Mapping[str, Tensor] = field(default_factory=dict)  # tensors declared as more than a name
     inplace: str | None = None  # the input aclnnInplace<Name> writes its result into
     split: Split | None = None
-    reference: Callable | None = None  # numpy reference of the formula (float64 is fine)
+    reference: Callable | None = None  # numpy reference of the formula: float inputs come as float64, integers as int64
     tolerance: float = 0.0  # the formula's bound against `reference`, in ulp of the output dtype
     # the operator computing this one's input gradients (aclnn name), given the output gradients,
     # then this one's inputs and scalars: torch autograd runs it (aclgen/runtime/torch_library.py)

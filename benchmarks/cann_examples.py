@@ -53,6 +53,7 @@ import aclgen.ops  # noqa: E402
 from aclgen.declaration import Operator  # noqa: E402
 from aclgen.ops.activation import OUT_OF_SCOPE  # noqa: E402
 from aclgen.runtime.function import function_of  # noqa: E402
+from aclgen.tools.accuracy import widened  # noqa: E402
 
 TRACE_MODULE = Path(__file__).resolve().parent / "cann_trace.py"
 DOCS = ROOT / "docs" / "cann-examples.md"
@@ -197,7 +198,7 @@ def _expected(record: dict) -> tuple[list[tuple[np.ndarray, np.ndarray | None, s
             got = function_of(op)(*tensors, *scalars, *attrs)
             scale = None
         elif what == "reference=":
-            wide = [None if t is None else np.asarray(t).astype(np.float64) for t in tensors]
+            wide = [None if t is None else widened(np.asarray(t)) for t in tensors]
             got = fn(*wide, *scalars, *attrs)
             scale = fn.scale(*wide, *scalars, *attrs) if hasattr(fn, "scale") else None
         else:

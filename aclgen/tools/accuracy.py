@@ -147,6 +147,12 @@ class Finding:
                 f"want {self.want!r}")
 
 
+def widened(a: np.ndarray) -> np.ndarray:
+    """An input as a reference receives it: float64 for the floating types, int64 for the integer
+    ones (exact either way), so that a reference can tell an integer tensor from a float one."""
+    return a.astype(np.int64 if a.dtype.kind in "iu" else np.float64)
+
+
 def check(op: Operator, dtype: str | tuple[str, ...], seed: int = 0) -> list[Finding]:
     """`op` on edge values in `dtype` (a dtype, or one per input: a row of its combinations) for
     each of its attribute cases, against `op.reference` in float64: the worst element of each
@@ -158,7 +164,7 @@ def check(op: Operator, dtype: str | tuple[str, ...], seed: int = 0) -> list[Fin
     found = []
     for attrs in attr_cases(op, ins[0].shape if ins and ins[0] is not None else ()):
         got = fn(*ins, *scalars, *attrs)
-        args = [None if a is None else a.astype(np.float64) for a in ins]
+        args = [None if a is None else widened(a) for a in ins]
         with np.errstate(all="ignore"):
             want = op.reference(*args, *scalars, *attrs)
             scale = getattr(op.reference, "scale", None)
