@@ -46,7 +46,7 @@ import numpy as np
 from llvmlite import ir
 
 from aclgen.codegen import native_ir as nir
-from aclgen.codegen.native_ir import ArrayEntry, Header, ParamEntry, Relation
+from aclgen.codegen.native_ir import ArrayEntry, Header, LaunchEntry, ParamEntry, Relation
 from aclgen.codegen.target import new_target_machine, real_host
 
 MAX_POINTERS = nir.MAX_POINTERS
@@ -155,7 +155,7 @@ def _process() -> dict[str, int]:
     libc = ctypes.CDLL(None)
     found = {name: address(getattr(ctypes.pythonapi, name)) for name in nir.C_API_NAMES}
     found["syscall"] = address(libc.syscall) if hasattr(libc, "syscall") else 0
-    found |= {"None": id(None), "TypeError": id(TypeError), "ndarray": id(np.ndarray)}
+    found |= {"None": id(None), "TypeError": id(TypeError), "ndarray": id(np.ndarray), "tuple": id(tuple)}
     return found
 
 
@@ -346,6 +346,11 @@ def available() -> bool:
     strides = [ctypes.c_int64.from_address(word(probe, nir.ARRAY_STRIDES) + 8 * i).value for i in range(2)]
     flags = word(probe, nir.ARRAY_FLAGS, ctypes.c_int)
     x = 0.75
+    seq, items = (x, True), [None, x]  # a tuple's items inline, a list's through ob_item
+    listed = word(items, nir.SEQ_ITEMS)
+    if not (word(seq, nir.VAR_SIZE) == 2 and word(seq, nir.SEQ_ITEMS + 8) == id(True)
+            and word(items, nir.VAR_SIZE) == 2 and ctypes.c_int64.from_address(listed + 8).value == id(x)):
+        return False
     return (word(probe, nir.OB_TYPE) == id(np.ndarray) and word(probe, nir.ARRAY_ND, ctypes.c_int) == 2
             and dims == [3, 3] and strides == [20, 4] and word(probe, nir.ARRAY_DESCR) == id(probe.dtype)
             and flags & (nir.ALIGNED | nir.WRITEABLE) == nir.ALIGNED | nir.WRITEABLE
@@ -467,11 +472,13 @@ class Replays:
             self._to_front(rec)  # most recently used first: a loop's next calls hit at once
         return done
 
-    def record(self, inputs, params, outputs, launch: Launch, env: tuple[dict, list], keep) -> bool:
+    def record(self, inputs, params, outputs, launch: Launch | tuple[Launch, ...], env: tuple[dict, list],
+               keep) -> bool:
         """Record a call that passed every check and ran unstaged: `inputs` and `outputs` are the
         exact numpy.ndarray objects of the call (the outputs pairwise disjoint), `params` Python
         ints/floats (the call's scalar arguments, in order), `env` = aclgen.knobs.environ_keys(...)
         (os.environ's own dict and the encoded keys whose value objects must stay the same),
+        `launch` the kernel run, or the kernels run in order (an operator of several kernels),
         `keep` objects that must live as long as the record (the launch record array, the kernel).
         An input that partly overlaps an output is never recorded. Returns False (and records
         nothing) when it cannot: more than MAX_POINTERS kernel pointers, a param not exactly
@@ -621,31 +628,69 @@ def _float_bits(x: float) -> int:
     return struct.unpack("<q", struct.pack("<d", x))[0]
 
 
-def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch, env) -> tuple[list[int], list] | None:
+def _param_entry(arg: int, p, item: int = -1) -> list[int] | None:
+    """The entry of a float, an int64, True, False or None (None: not one of those)."""
+    e = [0] * ParamEntry.SIZE
+    e[ParamEntry.ARG], e[ParamEntry.TYPE], e[ParamEntry.ITEM] = arg, id(type(p)), item
+    if type(p) is float:
+        e[ParamEntry.KIND], e[ParamEntry.VALUE] = ParamEntry.FLOAT_BITS, _float_bits(p)
+    elif type(p) is int and p in INT64:
+        e[ParamEntry.KIND], e[ParamEntry.VALUE] = ParamEntry.INT, p
+    elif p is True or p is False or p is None:
+        e[ParamEntry.KIND], e[ParamEntry.VALUE] = ParamEntry.SAME, id(p)
+    else:
+        return None
+    return e
+
+
+def _param_entries(params: tuple, first_arg: int) -> list[list[int]] | None:
+    """The params' entries (a tuple or list of scalars: its own entry, then one per item), or
+    None when one cannot be guarded (another type, an int beyond int64, a nested sequence)."""
+    entries = []
+    for arg, p in enumerate(params, first_arg):
+        if type(p) is tuple or type(p) is list:
+            head = [0] * ParamEntry.SIZE
+            head[ParamEntry.ARG], head[ParamEntry.TYPE], head[ParamEntry.ITEM] = arg, id(type(p)), -1
+            head[ParamEntry.KIND], head[ParamEntry.VALUE] = ParamEntry.SEQUENCE, len(p)
+            items = [_param_entry(arg, v, k) for k, v in enumerate(p)]
+            if any(i is None for i in items):
+                return None
+            entries += [head, *items]  # type: ignore[list-item]
+            continue
+        e = _param_entry(arg, p)
+        if e is None:
+            return None
+        entries.append(e)
+    return entries
+
+
+def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch | tuple[Launch, ...],
+            env) -> tuple[list[int], list] | None:
     """(the record's words, the objects they name by identity), or None when the call cannot
     be recorded."""
     arrays = inputs + outputs
-    if (not available() or env is None or not outputs or len(launch.sources) + 1 > MAX_POINTERS
-            or len(arrays) > nir.MAX_ARRAYS):
+    launches = [x for x in (launch if isinstance(launch, tuple) else (launch,)) if x.words is not None]
+    if (not available() or env is None or not outputs or len(arrays) > nir.MAX_ARRAYS
+            or any(len(x.sources) + 1 > MAX_POINTERS for x in launches)):
         return None
     if any(type(a) is not np.ndarray or not a.flags.aligned for a in arrays):
         return None
     if any(not o.flags.writeable for o in outputs):
         return None
-    if any(type(p) is not float and (type(p) is not int or p not in INT64) for p in params):
+    param_entries = _param_entries(params, len(inputs))
+    if param_entries is None:
         return None
-    if any(not 0 <= src < len(arrays) for src, _ in launch.sources):
-        raise ValueError(f"a kernel pointer names array {launch.sources}, the call has {len(arrays)}")
+    for x in launches:
+        if any(not 0 <= src < len(arrays) for src, _ in x.sources):
+            raise ValueError(f"a kernel pointer names array {x.sources}, the call has {len(arrays)}")
     relations = _relations(inputs, outputs)
     if relations is None:
         return None
     n_in, n_params = len(inputs), len(params)
     env_dict, keys = env
     words = [0] * Header.SIZE
-    kept: list = [env_dict, launch.words]  # (the call words name the kernel's engine)
-    call_words = 0 if launch.words is None else launch.words.ctypes.data
-    header = {Header.CALL: call_words, Header.META: launch.meta, Header.NUMEL: launch.numel,
-              Header.NARGS: len(arrays) + n_params, Header.N_OUTPUTS: len(outputs),
+    kept: list = [env_dict, *(x.words for x in launches)]  # (the call words name the kernels' engines)
+    header = {Header.NARGS: len(arrays) + n_params, Header.N_OUTPUTS: len(outputs),
               Header.OUTPUTS_ARG: n_in + n_params, Header.ENV_DICT: id(env_dict)}
 
     def section(count: int, at: int, entries) -> None:
@@ -670,12 +715,17 @@ def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch, env) -
     section(Header.N_ARRAYS, Header.ARRAYS_AT, entries)
     section(Header.N_RELATIONS, Header.RELATIONS_AT, relations)
 
-    entries = []
-    for j, p in enumerate(params):
-        kind, value = (ParamEntry.FLOAT_BITS, _float_bits(p)) if type(p) is float else (ParamEntry.INT, p)
-        entries.append((n_in + j, id(type(p)), kind, value))
-    section(Header.N_PARAMS, Header.PARAMS_AT, entries)
-    section(Header.N_SOURCES, Header.SOURCES_AT, [(src, delta) for src, delta in launch.sources])
+    section(Header.N_PARAMS, Header.PARAMS_AT, param_entries)
+    entries, first = [], 0
+    for x in launches:
+        e = [0] * LaunchEntry.SIZE
+        assert x.words is not None  # (empty launches were left out)
+        e[LaunchEntry.CALL], e[LaunchEntry.META], e[LaunchEntry.NUMEL] = x.words.ctypes.data, x.meta, x.numel
+        e[LaunchEntry.FIRST_SOURCE], e[LaunchEntry.N_SOURCES] = first, len(x.sources)
+        entries.append(e)
+        first += len(x.sources)
+    section(Header.N_LAUNCHES, Header.LAUNCHES_AT, entries)
+    section(Header.N_SOURCES, Header.SOURCES_AT, [(src, delta) for x in launches for src, delta in x.sources])
     for index, value in header.items():
         words[index] = value
     return words, kept

@@ -84,6 +84,8 @@ def i32(value: int) -> ir.Constant:
 
 OB_TYPE = 8  # PyObject: ob_refcnt, then ob_type
 FLOAT_VALUE = 16  # PyFloatObject: ob_fval after PyObject_HEAD
+VAR_SIZE = 16  # PyVarObject (tuple, list): ob_size after PyObject_HEAD
+SEQ_ITEMS = 24  # a tuple's items start here; a list's ob_item (the items' array) is here
 # numpy's PyArrayObject: after PyObject_HEAD come data, nd, dimensions, strides, base, descr, flags
 ARRAY_DATA, ARRAY_ND, ARRAY_DIMS, ARRAY_STRIDES, ARRAY_DESCR, ARRAY_FLAGS = 16, 24, 32, 40, 56, 64
 ALIGNED, WRITEABLE = 0x100, 0x400  # NPY_ARRAY_* flags
@@ -102,7 +104,7 @@ _C_API = {  # name: (return type, argument types)
 }
 C_API_NAMES = tuple(_C_API)
 LIBC_NAMES = ("syscall",)  # libc's syscall(): the pool's futex waits and wakes
-OBJECT_NAMES = ("None", "TypeError", "ndarray")  # objects compared or returned by identity
+OBJECT_NAMES = ("None", "TypeError", "ndarray", "tuple")  # objects compared or returned by identity
 SYMBOLS = (*C_API_NAMES, *LIBC_NAMES, *OBJECT_NAMES)
 
 
@@ -593,12 +595,10 @@ MAX_ARRAYS = 16  # array arguments (inputs and outputs) a record guards
 
 
 class Header:
-    """Words 0..SIZE-1 of a replay record (an int64 array): the launch, then where each section
-    starts (*_AT, a word index) and how many entries it has (N_*)."""
+    """Words 0..SIZE-1 of a replay record (an int64 array): where each section starts (*_AT, a
+    word index) and how many entries it has (N_*), and the call's argument counts."""
 
-    CALL = 0  # the kernel's CallWords (their data's address; 0 for an empty call: nothing runs)
-    META = 1  # the launch record's address: the kernel's last pointer
-    NUMEL = 2  # the range run: [0, numel)
+    N_LAUNCHES, LAUNCHES_AT = 0, 1  # the kernels run, in order (none for an empty call)
     NARGS = 3  # inputs + params + outputs
     N_OUTPUTS = 4
     OUTPUTS_ARG = 5  # the first output's argument index
@@ -606,8 +606,16 @@ class Header:
     N_ARRAYS, ARRAY_WORDS, ARRAYS_AT = 9, 10, 11  # ARRAY_WORDS: the size of every array entry
     N_RELATIONS, RELATIONS_AT = 12, 13
     N_PARAMS, PARAMS_AT = 14, 15
-    N_SOURCES, SOURCES_AT = 16, 17
+    N_SOURCES, SOURCES_AT = 16, 17  # every launch's pointers, one launch after the other
     SIZE = 18
+
+
+class LaunchEntry:
+    """One kernel run: its CallWords (their data's address), the launch record's address (the
+    kernel's last pointer), the range [0, NUMEL) and its pointers: N_SOURCES entries of the
+    sources section from FIRST_SOURCE on."""
+
+    CALL, META, NUMEL, FIRST_SOURCE, N_SOURCES, SIZE = range(6)
 
 
 class EnvEntry:
@@ -630,10 +638,13 @@ class Relation:
 
 
 class ParamEntry:
-    """A scalar argument: its exact type object and value (a float's bits, an int's value)."""
+    """A scalar or attribute argument: its exact type object, a KIND and a VALUE. FLOAT_BITS: a
+    float's bits; INT: an int's value; SAME: the object itself (VALUE its address: True, False,
+    None); SEQUENCE: a tuple or list of VALUE items, each an entry of its own right after it (ITEM
+    its index; -1 for an argument itself)."""
 
-    ARG, TYPE, KIND, VALUE, SIZE = 0, 1, 2, 3, 4
-    FLOAT_BITS, INT = 0, 1
+    ARG, TYPE, KIND, VALUE, ITEM, SIZE = range(6)
+    FLOAT_BITS, INT, SAME, SEQUENCE = 0, 1, 2, 3
 
 
 class Source:
@@ -667,7 +678,7 @@ REPLAY = "aclgen_replay"
 def replay_module() -> ir.Module:
     """`PyObject *REPLAY(PyObject *record, PyObject *const *args, Py_ssize_t nargs)`, called as
     `replay(*inputs, *params, *outputs)` on a builtin whose `self` is the record (an int64
-    ndarray laid out as Header and the entry classes above say): run the recorded launch when
+    ndarray laid out as Header and the entry classes above say): run the recorded launches when
     every guard holds and return the output (one) or a tuple of the outputs (several); return
     None (a miss) otherwise.
 
@@ -752,43 +763,70 @@ def _guard_relations(e: _Emitter, rec: _Words, data: ir.Value, miss: ir.Block) -
 
 
 def _guard_params(e: _Emitter, rec: _Words, args: ir.Value, overflow: ir.Value, miss: ir.Block) -> None:
+    """Each entry's object (an argument, or item ITEM of the tuple or list argument ARG, whose own
+    entry came first and checked its type and length) of exactly the recorded type and value."""
     b = e.b
     with e.loop(rec[Header.N_PARAMS], "param") as j:
         at = rec.entry(Header.PARAMS_AT, ParamEntry.SIZE, j)
-        obj = b.load(e.index(args, rec.at(at, ParamEntry.ARG)))
+        arg = b.load(e.index(args, rec.at(at, ParamEntry.ARG)))
+        item = rec.at(at, ParamEntry.ITEM)
+        whole, of_seq, got = e.block("param.arg"), e.block("param.item"), e.block("param.object")
+        b.cbranch(b.icmp_signed("<", item, i64(0)), whole, of_seq)
+        e.at(of_seq)
+        is_tuple = _eq(e, e.load(arg, OB_TYPE, I64), e.py_object_id("tuple"))
+        items = b.select(is_tuple, b.ptrtoint(b.gep(arg, [i64(SEQ_ITEMS)]), I64), e.load(arg, SEQ_ITEMS, I64))
+        member = b.load(e.index(b.inttoptr(items, PTR.as_pointer()), item))
+        b.branch(got)
+        e.at(whole)
+        b.branch(got)
+        e.at(got)
+        obj = b.phi(PTR, "param.obj")
+        obj.add_incoming(member, of_seq)
+        obj.add_incoming(arg, whole)
         e.check(_eq(e, e.load(obj, OB_TYPE, I64), rec.at(at, ParamEntry.TYPE)), miss, "param.value")
-        value = rec.at(at, ParamEntry.VALUE)
+        value, kind = rec.at(at, ParamEntry.VALUE), rec.at(at, ParamEntry.KIND)
         as_float, as_int, same = e.block("param.float"), e.block("param.int"), e.block("param.same")
-        b.cbranch(_eq(e, rec.at(at, ParamEntry.KIND), i64(ParamEntry.FLOAT_BITS)), as_float, as_int)
+        as_object, as_seq = e.block("param.is"), e.block("param.seq")
+        switch = b.switch(kind, as_object)
+        switch.add_case(i64(ParamEntry.FLOAT_BITS), as_float)
+        switch.add_case(i64(ParamEntry.INT), as_int)
+        switch.add_case(i64(ParamEntry.SEQUENCE), as_seq)
         e.at(as_float)
         b.cbranch(_eq(e, e.load(obj, FLOAT_VALUE, I64), value), same, miss)
         e.at(as_int)  # an exact int: no exception possible, an overflow is flagged
-        got = e.c_api("PyLong_AsLongLongAndOverflow", obj, overflow)
-        b.cbranch(b.and_(_eq(e, got, value), _eq(e, b.load(overflow), i32(0))), same, miss)
+        got_int = e.c_api("PyLong_AsLongLongAndOverflow", obj, overflow)
+        b.cbranch(b.and_(_eq(e, got_int, value), _eq(e, b.load(overflow), i32(0))), same, miss)
+        e.at(as_object)
+        b.cbranch(_eq(e, b.ptrtoint(obj, I64), value), same, miss)
+        e.at(as_seq)
+        b.cbranch(_eq(e, e.load(obj, VAR_SIZE, I64), value), same, miss)
         e.at(same)
 
 
 def _run(e: _Emitter, rec: _Words, data: ir.Value, argv: ir.Value) -> None:
-    """argv = the kernel's pointers (array data + delta, then the launch record, then the kernel
-    for its packed entry); run it, unless the call is empty."""
+    """Each launch in turn, with the GIL released around them all: argv = the kernel's pointers
+    (array data + delta, then the launch record, then the kernel for its packed entry); a launch
+    of no elements runs nothing."""
     b = e.b
-    numel = rec[Header.NUMEL]
-    go, ran = e.block("run"), e.block("after_run")
-    b.cbranch(b.icmp_signed(">", numel, i64(0)), go, ran)
-    e.at(go)
-    n = rec[Header.N_SOURCES]
-    with e.loop(n, "source") as k:
-        at = rec.entry(Header.SOURCES_AT, Source.SIZE, k)
-        start = b.load(e.index(data, rec.at(at, Source.ARRAY)))
-        b.store(b.add(start, rec.at(at, Source.DELTA)), e.index(argv, k))
-    words = b.inttoptr(rec[Header.CALL], I64P)
-    b.store(rec[Header.META], e.index(argv, n))
-    b.store(b.load(e.index(words, CallWords.KERNEL)), e.index(argv, b.add(n, i64(1))))
     state = e.c_api("PyEval_SaveThread")
-    _dispatch(e, words, b.bitcast(argv, PTR), i64(0), numel)
+    with e.loop(rec[Header.N_LAUNCHES], "launch") as j:
+        entry = rec.entry(Header.LAUNCHES_AT, LaunchEntry.SIZE, j)
+        numel = rec.at(entry, LaunchEntry.NUMEL)
+        go, ran = e.block("run"), e.block("after_run")
+        b.cbranch(b.icmp_signed(">", numel, i64(0)), go, ran)
+        e.at(go)
+        first, n = rec.at(entry, LaunchEntry.FIRST_SOURCE), rec.at(entry, LaunchEntry.N_SOURCES)
+        with e.loop(n, "source") as k:
+            at = rec.entry(Header.SOURCES_AT, Source.SIZE, b.add(first, k))
+            start = b.load(e.index(data, rec.at(at, Source.ARRAY)))
+            b.store(b.add(start, rec.at(at, Source.DELTA)), e.index(argv, k))
+        words = b.inttoptr(rec.at(entry, LaunchEntry.CALL), I64P)
+        b.store(rec.at(entry, LaunchEntry.META), e.index(argv, n))
+        b.store(b.load(e.index(words, CallWords.KERNEL)), e.index(argv, b.add(n, i64(1))))
+        _dispatch(e, words, b.bitcast(argv, PTR), i64(0), numel)
+        b.branch(ran)
+        e.at(ran)
     e.c_api("PyEval_RestoreThread", state)
-    b.branch(ran)
-    e.at(ran)
 
 
 def _return_outputs(e: _Emitter, rec: _Words, args: ir.Value) -> None:

@@ -329,9 +329,9 @@ class Function:
 
     def _record(self, executor, ins: list, args: tuple, outs: list) -> None:
         """Record a call that ran unstaged on numpy arrays, or had nothing to compute, for replays."""
-        tpl = executor.template
+        tpls = executor.templates
         empty = executor.call is None and not executor.numel
-        if (tpl is None and not empty) or executor.staging is not None or not native.available():
+        if (not tpls and not empty) or executor.staging is not None or not native.available():
             return
         arrays = args[: self._n_in]
         for t, a in zip(ins, arrays):
@@ -340,11 +340,13 @@ class Function:
         env = environ_keys(PLAN_KNOBS)
         if env is None:
             return
-        if tpl is None:  # an empty output: the replay checks the same guards and runs nothing
+        if not tpls:  # an empty output: the replay checks the same guards and runs nothing
             self.replays.record(arrays, args[self._n_in :], outs, native.EMPTY, env, ())
             return
-        launch = tpl.launch([t.itemsize for t in executor.tensors])
-        self.replays.record(arrays, args[self._n_in :], outs, launch, env, (tpl, tpl.kernel, tpl.meta))
+        itemsizes = [t.itemsize for t in executor.tensors]
+        launches = tuple(tpl.launch(itemsizes) for tpl in tpls)  # several: one kernel after the other
+        self.replays.record(arrays, args[self._n_in :], outs, launches, env,
+                            tuple((tpl, tpl.kernel, tpl.meta) for tpl in tpls))
 
 
 def _needs_grad(inputs: tuple) -> bool:

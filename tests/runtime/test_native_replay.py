@@ -168,7 +168,7 @@ def test_parameter_guards(kernels, first, second):
     assert replays.run((x,), (second,), None) is None
 
 
-@pytest.mark.parametrize("param", [np.float32(0.5), True, 2**63, -(2**63) - 1, "0.5", None])
+@pytest.mark.parametrize("param", [np.float32(0.5), 2**63, -(2**63) - 1, "0.5", ((1,),), (1, "a"), [2**64], {1: 2}])
 def test_unrecordable_parameters(kernels, param):
     x = np.ones(10, np.float32)
     replays = native.Replays()
@@ -176,6 +176,49 @@ def test_unrecordable_parameters(kernels, param):
     launch = native.Launch(e.words(), ((0, 0), (1, 0)), 0, 10)
     assert not replays.record((x,), (param,), (np.empty_like(x),), launch, environ_keys(()), ())
     assert not len(replays)
+
+
+def test_sequence_and_identity_parameters(kernels):
+    """Attributes a plan was made for (LayerNorm's normalized_shape, an output mask): a tuple or a
+    list is guarded by its exact type, length and items, True/False/None by identity."""
+    x = np.linspace(-4, 4, 100, dtype=np.float32)
+    out = np.empty_like(x)
+    kernel = kernels["scale"]
+    meta = meta_for(kernel, (x, out), (0.5,))
+    e = native.entry(kernel)
+    e.call(1)(x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, x.size)
+    launch = native.Launch(e.words(), ((0, 0), (1, 0)), meta.ctypes.data, x.size)
+    replays = native.Replays()
+    recorded = (0.5, (2, 3), True, [1.5, None], None)
+    assert replays.record((x,), recorded, (out,), launch, environ_keys(()), (meta, kernel))
+    again = (0.5, tuple([2, 3]), True, [1.5, None], None)  # equal, new objects
+    np.testing.assert_array_equal(replays.run((x,), again, None), x * np.float32(0.5))
+    for k, changed in [(1, (2, 4)), (1, (2, 3, 1)), (1, (2,)), (1, [2, 3]), (1, (2.0, 3)), (1, (2, True)),
+                       (2, False), (2, 1), (2, None), (3, [1.5, 0]), (3, [1.5]), (3, (1.5, None)),
+                       (3, [1.25, None]), (4, False), (4, 0)]:
+        args = list(again)
+        args[k] = changed
+        assert replays.run((x,), tuple(args), None) is None, (k, changed)
+
+
+def test_several_launches_run_in_order(kernels):
+    """An operator of several kernels (RmsNormGrad: dx, then dgamma) replays every launch."""
+    g, x = data(50)
+    out1, out2 = np.empty_like(x), np.empty_like(x)
+    launches, metas = [], []
+    for kernel, arrays, sources, params in [(kernels["scale"], (x, out1), ((1, 0), (2, 0)), (0.5,)),
+                                            (kernels["axpy"], (g, x, out2), ((0, 0), (1, 0), (3, 0)), ())]:
+        meta = meta_for(kernel, arrays, params)
+        e = native.entry(kernel)
+        e.call(1)(*[a.ctypes.data for a in arrays], meta.ctypes.data, 0, x.size)
+        launches.append(native.Launch(e.words(), sources, meta.ctypes.data, x.size))
+        metas += [meta, kernel]
+    replays = native.Replays()
+    assert replays.record((g, x), (), (out1, out2), tuple(launches), environ_keys(()), tuple(metas))
+    g2, x2 = data(50, seed=7)
+    got1, got2 = replays.run((g2, x2), (), None)
+    np.testing.assert_array_equal(got1, x2 * np.float32(0.5))
+    np.testing.assert_array_equal(got2, axpy(g2, x2))
 
 
 def test_environment_value_objects(kernels, monkeypatch):

@@ -255,3 +255,35 @@ def test_threads_replaying_and_recording_many_geometries():
             assert np.array_equal(ops.hardswish_backward(g, x), ref.hardswish_backward(g, x)), g.shape
 
     run_threads(work, 4)
+
+
+def _same_bits(a, b) -> bool:
+    return all(np.array_equal(x.view(np.uint32), y.view(np.uint32)) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("shape", ["tuple", "list"])
+def test_several_kernels_and_sequence_attributes_replay(shape):
+    """LayerNorm (a tuple or list normalized_shape), LayerNormBackward (and its output mask) and
+    RmsNormGrad (two kernels: dx a row at a time, then dgamma) replay every kernel, with the full
+    path's bits; another attribute value is a miss."""
+    rng = np.random.default_rng(5)
+    x, dy = (rng.standard_normal((6, 40)).astype(np.float32) for _ in range(2))
+    w, b = (rng.standard_normal(40).astype(np.float32) for _ in range(2))
+    normalized = (40,) if shape == "tuple" else [40]
+    y, mean, rstd = ops.layer_norm(x, w, b, normalized, 1e-5)
+    mask = (True, True, True)
+    ops.layer_norm_backward(dy, x, mean, rstd, w, b, normalized, mask)
+    ops.rms_norm_grad(dy, x, rstd, w)
+    x2, dy2 = x * 1.5 - 0.25, dy * -2.0
+    calls = [(ops.layer_norm, (x2, w, b, normalized, 1e-5)),
+             (ops.layer_norm_backward, (dy2, x2, mean, rstd, w, b, normalized, mask)),
+             (ops.rms_norm_grad, (dy2, x2, rstd, w))]
+    replayed = [fn.replay(*args) for fn, args in calls]
+    assert all(r is not None for r in replayed)
+    native.clear_replays()
+    full = [fn(*args) for fn, args in calls]
+    assert all(_same_bits(r, f) for r, f in zip(replayed, full))
+    assert ops.layer_norm.replay(x2, w, b, (40,) if shape == "list" else [40], 1e-5) is None  # the other type
+    assert ops.layer_norm.replay(x2, w, b, normalized, 1e-6) is None
+    assert ops.layer_norm_backward.replay(dy2, x2, mean, rstd, w, b, normalized, (True, False, True)) is None
+
