@@ -3,7 +3,7 @@
 The graph already carries every element type (weak constants resolved, compares as masks), so
 this is a walk: arguments become the kernel block's arguments, constants `ew.constant`, the
 operators their `ew` ops, each formula function its `ew` op (made from the same record,
-aclgen/frontend/dsl.py), and the results `ew.yield`.
+aclgen/frontend/dsl.py), and the results `ew.yield`. Nodes no result needs are left out.
 """
 
 from __future__ import annotations
@@ -43,7 +43,10 @@ def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Seque
     for node, arg, n in zip(graph.args, block.args, arg_names):
         arg.name_hint = n
         values[node] = arg
+    live = _live(graph)
     for node in graph.nodes:
+        if node not in live:
+            continue
         op = _op(node, [values[a] for a in node.args])
         block.add_op(op)
         values[node] = op.results[0]
@@ -51,6 +54,19 @@ def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Seque
     k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block), reduced, columns)
     k.verify()
     return k
+
+
+def _live(graph: Graph) -> set[Node]:
+    """The nodes the results need: a kernel of some of an operator's outputs (RmsNormGrad's dx
+    kernel, its dgamma kernel) computes none of the others' reductions."""
+    live: set[Node] = set()
+    todo = list(graph.results)
+    while todo:
+        node = todo.pop()
+        if node not in live:
+            live.add(node)
+            todo.extend(node.args)
+    return live
 
 
 def _op(node: Node, args: list[SSAValue]):

@@ -78,6 +78,9 @@ LANES = 32  # partial results per reduction: element j of a run goes to lane j m
 # three shapes: 128 lanes instead of 64 took 0.71-0.94 of the time (f32 at 128: even or slower).
 COLUMN_BYTES = 256
 MAX_COLUMN_LANES = 128
+# Stack bytes of accumulators per reduction a `columns` kernel spends to walk its runs for several
+# blocks at once (`column_group`): f32 8 blocks (512 columns, 2 KiB a row visit), bf16 4 (512).
+COLUMN_SLOT_BYTES = 64 * 1024
 # How far ahead (elements of the run) a `columns` reduction prefetches its inputs' lines.
 PREFETCH_ROWS = 8
 # Floats a row may hold to keep a reduction's heavy operand for its outputs (`_reused`): 32 KiB of
@@ -303,6 +306,16 @@ def column_lanes(kernel: ew.KernelOp) -> int:
     return min(COLUMN_BYTES // narrowest, MAX_COLUMN_LANES)
 
 
+def column_group(kernel: ew.KernelOp, width: int) -> int:
+    """Blocks of `width` rows a `columns` kernel walks its runs for at once: as many as
+    COLUMN_SLOT_BYTES of accumulators per reduction hold, where every reduction is in the first
+    pass (its outputs need no other walk), else 1."""
+    reductions = [op for op in kernel.block.ops if isinstance(op, ew.ReduceOp)]
+    if len(_ready(kernel, set())) != len(reductions):
+        return 1
+    return max(1, COLUMN_SLOT_BYTES // (LANES * width * 4))
+
+
 def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     ins, outs = kernel.inputs.data, kernel.outputs.data
     fn = Entry(kernel)
@@ -312,9 +325,11 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     one = e.index(1)
     uniform = row_values(kernel)
 
+    group, hi = 1, None
     if kernel.columns is not None:
         width: int | None = column_lanes(kernel)
-        b, rows, col, mask = _column_blocks(e, kernel, dims, strides, list(bases), views, begin, end, width)
+        group = column_group(kernel, width)
+        b, rows, col, mask, hi = _column_blocks(e, kernel, dims, strides, list(bases), views, begin, end, width, group)
     else:  # the row loop: [begin, end) over the kept dims' points
         rb_block = Block(arg_types=[i64])
         row_index = rb_block.args[0]
@@ -329,22 +344,35 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     assert first_op is not None
     top = Builder(lambda op: entry.insert_op_before(op, first_op))  # stack slots: before any use
 
-    def body(b: Builder, cached: dict[SSAValue, SSAValue]) -> None:
-        """The row's reductions, row values and outputs, built with `b` (`cached`: the reduction
-        operands kept in a row buffer for the outputs, by value: the buffer)."""
+    yield_op = kernel.block.last_op
+    assert isinstance(yield_op, ew.YieldOp)
+    n_in = len(ins)
+
+    def new_row(b: Builder, col: SSAValue, mask: SSAValue | None) -> _Row:
         row = _Row(kernel, b, dims, strides, rows, uniform, col)
-        row.mask, row.width, row.entry, row.cached = mask, width, top, cached
-        n_in = len(ins)
+        row.mask, row.width, row.entry = mask, width, top
         for arg, p in zip(kernel.block.args[n_in:], pvals):
             row.values[arg] = p if width is None else b(tile.SplatOp(p, _vec(p.type, width)))
-        yield_op = kernel.block.last_op
-        assert isinstance(yield_op, ew.YieldOp)
+        return row
+
+    def body(b: Builder, cached: dict[SSAValue, SSAValue], col: SSAValue, mask: SSAValue | None,
+             folded: tuple[list[ew.ReduceOp], list[SSAValue], SSAValue] | None = None) -> None:
+        """The row's reductions, row values and outputs, built with `b` (`cached`: the reduction
+        operands kept in a row buffer for the outputs, by value: the buffer; `folded`: the
+        reductions a grouped walk already added up, their slots and this block's index)."""
+        row = new_row(b, col, mask)
+        row.cached = cached
         for op in kernel.block.ops:
             if isinstance(op, ew.ReduceOp):
                 if op.result not in row.values:
-                    group = _ready(kernel, set(row.values))
-                    values = _reduce(row, group) if width is None else _reduce_columns(row, group)
-                    row.values.update((r.result, v) for r, v in zip(group, values))
+                    ready = _ready(kernel, set(row.values))
+                    if width is None:
+                        values = _reduce(row, ready)
+                    elif folded is not None and ready == folded[0]:
+                        values = _fold_columns(row, ready, folded[1], folded[2])
+                    else:
+                        values = _reduce_columns(row, ready)
+                    row.values.update((r.result, v) for r, v in zip(ready, values))
             elif op is not yield_op and op.results and op.results[0] in uniform:
                 clone = op.clone(value_mapper=dict(row.values)) if width is None else _widened(op, row.values, width)
                 b(clone)
@@ -371,13 +399,34 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         fits = b(arith.CmpiOp(size, b.index(ROW_BUFFER), "sle"))
         buffers = {v: top(tile.AllocaOp(ROW_BUFFER, f32)) for v in reused}
         then_block, else_block = Block(), Block()
-        body(Builder.at_end(then_block), buffers)
+        body(Builder.at_end(then_block), buffers, col, mask)
         then_block.add_op(scf.YieldOp())
-        body(Builder.at_end(else_block), {})
+        body(Builder.at_end(else_block), {}, col, mask)
         else_block.add_op(scf.YieldOp())
         b(scf.IfOp(fits, [], Region(then_block), Region(else_block)))
+    elif group > 1:  # one walk of the runs for `group` blocks, then each block's values and outputs
+        assert width is not None and hi is not None
+        row = new_row(b, col, None)
+        for op in kernel.block.ops:  # the row values the reductions' operands use
+            if (op is not yield_op and not isinstance(op, ew.ReduceOp) and op.results and op.results[0] in uniform
+                    and all(v in row.values for v in op.operands)):
+                clone = _widened(op, row.values, width)
+                b(clone)
+                row.values.update(zip(op.results, clone.results))
+        ready = _ready(kernel, set())
+        slots = _column_slots(row, ready, group)
+        span = b(arith.AddiOp(b(arith.SubiOp(hi, col)), b.index(width - 1)))
+        count = b(arith.MinSIOp(b.index(group), b(arith.DivSIOp(span, b.index(width)))))  # blocks left
+        _walk_columns(row, ready, slots, count, hi)
+        block = Block(arg_types=[i64])
+        gb = Builder.at_end(block)
+        g = block.args[0]
+        col_g = gb(arith.AddiOp(col, gb(arith.MuliOp(g, gb.index(width)))))
+        body(gb, {}, col_g, gb(tile.PrefixOp(gb(arith.SubiOp(hi, col_g)), width)), (ready, slots, g))
+        gb(scf.YieldOp())
+        b(scf.ForOp(b.index(0), count, b.index(1), [], Region(block)))
     else:
-        body(b, {})
+        body(b, {}, col, mask)
     b(scf.YieldOp())
     f = fn.function(kernel)
     f.attributes["tile.rows"] = IntegerAttr(kernel.reduced.data, i64)
@@ -429,11 +478,13 @@ def _widened(op: Operation, values: dict[SSAValue, SSAValue], width: int) -> Ope
     )
 
 
-def _column_blocks(e: Builder, kernel: ew.KernelOp, dims, strides, bases, views, begin, end, width: int):
+def _column_blocks(e: Builder, kernel: ew.KernelOp, dims, strides, bases, views, begin, end, width: int,
+                   group: int = 1):
     """The loops of a `columns` kernel: its rows [begin, end) (the kept dims' points) as runs of
-    the innermost kept dim, each in blocks of `width` adjacent rows, the last block masked.
-    Returns the block body's builder, the operands' pointers at the run's first row, the
-    block's first row within the run and the mask of its rows."""
+    the innermost kept dim, each in blocks of `width` adjacent rows, the last block masked, and
+    `group` blocks a step. Returns the step's builder, the operands' pointers at the run's first
+    row, the step's first row within the run, the mask of its block's rows (one block a step)
+    and the end of the run's rows."""
     kept = len(dims) - kernel.reduced.data
     inner = dims[kept - 1]
     one = e.index(1)
@@ -450,14 +501,14 @@ def _column_blocks(e: Builder, kernel: ew.KernelOp, dims, strides, bases, views,
     block = Block(arg_types=[i64])
     col = block.args[0]
     b = Builder.at_end(block)
-    mask = b(tile.PrefixOp(b(arith.SubiOp(hi, col)), width))
-    blocks = scf.ForOp(lo, hi, rb.index(width), [], Region(block))
+    mask = b(tile.PrefixOp(b(arith.SubiOp(hi, col)), width)) if group == 1 else None
+    blocks = scf.ForOp(lo, hi, rb.index(width * group), [], Region(block))
     blocks.attributes["tile.rows"] = UnitAttr()
     rb(blocks)
     rb(scf.YieldOp())
     runs = scf.ForOp(first, last, one, [], Region(run_block))
     e(runs)
-    return b, rows, col, mask
+    return b, rows, col, mask, hi
 
 
 def _at(b: Builder, row: _Row, ptrs: list[SSAValue], j: SSAValue) -> list[SSAValue]:
@@ -467,17 +518,157 @@ def _at(b: Builder, row: _Row, ptrs: list[SSAValue], j: SSAValue) -> list[SSAVal
             for i, (p, v) in enumerate(zip(ptrs, views))]
 
 
-def _prefetch(b: Builder, row: _Row, ptrs: list[SSAValue], j: SSAValue, w: int) -> None:
-    """Fetch the lines element `j` of the run will load for the block's `w` rows, of every input
-    whose rows are adjacent (`columns`: consecutive elements of the run lie a row apart, often a
-    page or more, where the hardware prefetchers do not follow)."""
+def _prefetch(b: Builder, row: _Row, at: list[SSAValue], col: SSAValue, w: int, loaded: set[int]) -> None:
+    """Fetch the lines of the `w` rows from `col` on at the operands' pointers `at` (an element of
+    the run ahead), of every input in `loaded` whose rows are adjacent (`columns`: consecutive
+    elements of the run lie a row apart, often a page or more, where the hardware prefetchers do
+    not follow)."""
     views = row.kernel.inputs.data
-    for view, p in zip(views, _at(b, row, ptrs[: len(views)], j)):
-        if view.layout.data != Layout.CONTIGUOUS:
+    for i, (view, p) in enumerate(zip(views, at)):
+        if view.layout.data != Layout.CONTIGUOUS or i not in loaded:
             continue
         per_line = 64 // dt.from_ir(view.element_type).itemsize
         for k in range(-(-w // per_line)):
-            b(tile.PrefetchOp(p, b(arith.AddiOp(row.col, b.index(k * per_line))), view.element_type))
+            b(tile.PrefetchOp(p, b(arith.AddiOp(col, b.index(k * per_line))), view.element_type))
+
+
+def _inputs_of(kernel: ew.KernelOp, values: list[SSAValue]) -> set[int]:
+    """The indices of the inputs `values` are computed from."""
+    args = list(kernel.block.args[: len(kernel.inputs.data)])
+    seen: set[SSAValue] = set()
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if isinstance(v, OpResult):
+            todo.extend(v.op.operands)
+    return {k for k, a in enumerate(args) if a in seen}
+
+
+def _column_slots(row: _Row, ops: list[ew.ReduceOp], group: int) -> list[SSAValue]:
+    """Each reduction's accumulators for `group` blocks of `row.width` rows: 32 per block (block
+    g's accumulator l at slot g * 32 + l), in the function's stack frame, set to the identity."""
+    b, e = row.b, row.entry
+    w = row.width
+    assert w is not None and e is not None
+    vt = _vec(f32, w)
+    slots = [e(tile.AllocaOp(LANES * group, vt)) for _ in ops]
+    block = Block(arg_types=[i64])
+    kb = Builder.at_end(block)
+    at = kb(arith.MuliOp(block.args[0], kb.index(w)))
+    for op, acc in zip(ops, slots):
+        kb(tile.StoreOp(_identity(kb, op.kind.data, w), acc, at, kb.index(1), Layout.CONTIGUOUS, f32))
+    kb(scf.YieldOp())
+    b(scf.ForOp(b.index(0), b.index(LANES * group), b.index(1), [], Region(block)))
+    return slots
+
+
+def _walk_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], blocks: SSAValue | None = None,
+                  hi: SSAValue | None = None) -> None:
+    """Add the runs into `slots` (`_column_slots`): element j of a run into accumulator j mod 32
+    of each block, in order, then the identity where the run's last group has no element l (as
+    the masked lanes of `_reduce` do). One block (`row.col`, `row.mask`), or `blocks` adjacent
+    ones from `row.col` (each masked to the rows before `hi`): the run is then read `blocks *
+    width` rows at a time, contiguous where the kept dim is, instead of one block's (a row
+    visit of 256 bytes, a page apart for RmsNormGrad's dgamma at [4096, 4096])."""
+    b = row.b
+    w = row.width
+    assert w is not None
+    kinds = [op.kind.data for op in ops]
+    vt = _vec(f32, w)
+    zero, one, step = b.index(0), b.index(1), b.index(LANES)
+    n = row.inner
+    rest = b(arith.RemSIOp(n, step))
+    last = b(arith.SelectOp(b(arith.CmpiOp(rest, zero, "eq")), step, rest))  # the last group's size
+    full = None  # the blocks with all `w` rows (before `hi`): loads without a mask
+    if blocks is not None and hi is not None:
+        full = b(arith.MinSIOp(blocks, b(arith.DivSIOp(b(arith.SubiOp(hi, row.col)), b.index(w)))))
+
+    def each_block(at: Builder, fn, masks: bool = True) -> None:
+        """fn(builder, block index, its first row, its mask) for the block, or each of `blocks`
+        (`masks`: the last one's mask; else None)."""
+        if blocks is None:
+            fn(at, at.index(0), row.col, row.mask)
+            return
+        assert hi is not None and full is not None
+        for lo, end, masked in ((at.index(0), full, False), (full, blocks, True)):  # the last one masked
+            block = Block(arg_types=[i64])
+            gb = Builder.at_end(block)
+            g = block.args[0]
+            col = gb(arith.AddiOp(row.col, gb(arith.MuliOp(g, gb.index(w)))))
+            fn(gb, g, col, gb(tile.PrefixOp(gb(arith.SubiOp(hi, col)), w)) if masked and masks else None)
+            gb(scf.YieldOp())
+            at(scf.ForOp(lo, end, at.index(1), [], Region(block)))
+
+    runs_body = Block(arg_types=[i64])
+    run = runs_body.args[0]
+    rb = Builder.at_end(runs_body)
+    ptrs = row.run_pointers(rb, run)
+    body = Block(arg_types=[i64])
+    j = body.args[0]
+    vb = Builder.at_end(body)
+    at_j = _at(vb, row, ptrs, j)
+    ahead = _at(vb, row, ptrs, vb(arith.AddiOp(j, vb.index(PREFETCH_ROWS))))
+    lane = vb(arith.RemSIOp(j, vb.index(LANES)))
+    loaded = _inputs_of(row.kernel, [op.input for op in ops])
+
+    def add(gb: Builder, g: SSAValue, col: SSAValue, mask: SSAValue | None) -> None:
+        memo: dict[SSAValue, SSAValue] = {}
+        vs = [_clone_cone(op.input, row, gb, at_j, col, w, mask, memo) for op in ops]
+        _prefetch(gb, row, ahead, col, w, loaded)
+        at = gb(arith.MuliOp(gb(arith.AddiOp(gb(arith.MuliOp(g, gb.index(LANES))), lane)), gb.index(w)))
+        for kind, acc, v in zip(kinds, slots, vs):
+            old = gb(tile.LoadOp(acc, at, gb.index(1), Layout.CONTIGUOUS, f32, vt))
+            gb(tile.StoreOp(_combine(gb, kind, old, v), acc, at, gb.index(1), Layout.CONTIGUOUS, f32))
+
+    each_block(vb, add)
+    vb(scf.YieldOp())
+    loop = scf.ForOp(rb.index(0), n, rb.index(1), [], Region(body))
+    loop.attributes["tile.reduce"] = UnitAttr()
+    rb(loop)
+
+    def pad(gb: Builder, g: SSAValue, col: SSAValue, mask: SSAValue | None) -> None:
+        """Block g's accumulators [last, 32) combined with the identity."""
+        block = Block(arg_types=[i64])
+        kb = Builder.at_end(block)
+        at = kb(arith.MuliOp(kb(arith.AddiOp(kb(arith.MuliOp(g, kb.index(LANES))), block.args[0])), kb.index(w)))
+        for kind, acc in zip(kinds, slots):
+            value = _combine(kb, kind, kb(tile.LoadOp(acc, at, kb.index(1), Layout.CONTIGUOUS, f32, vt)),
+                             _identity(kb, kind, w))
+            kb(tile.StoreOp(value, acc, at, kb.index(1), Layout.CONTIGUOUS, f32))
+        kb(scf.YieldOp())
+        gb(scf.ForOp(last, gb.index(LANES), gb.index(1), [], Region(block)))
+
+    each_block(rb, pad, masks=False)
+    rb(scf.YieldOp())
+    b(scf.ForOp(zero, row.runs(b), one, [], Region(runs_body)))
+
+
+def _fold_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], g: SSAValue | None = None
+                  ) -> list[SSAValue]:
+    """Block g's (the first's) 32 accumulators of each reduction folded in `_reduce`'s tree."""
+    b = row.b
+    w = row.width
+    assert w is not None
+    vt = _vec(f32, w)
+    one = b.index(1)
+    base = b.index(0) if g is None else b(arith.MuliOp(g, b.index(LANES * w)))
+    values = []
+    for op, acc in zip(ops, slots):
+        kind = op.kind.data
+        folded = [b(tile.LoadOp(acc, b(arith.AddiOp(base, b.index(k * w))), one, Layout.CONTIGUOUS, f32, vt))
+                  for k in range(LANES)]
+        width = LANES
+        while width > 1:  # `_reduce`'s tree: accumulator l with l + width
+            width //= 2
+            folded = [_combine(b, kind, folded[k], folded[k + width]) for k in range(width)]
+        value = folded[0]
+        if kind == "mean":
+            value = b.div(value, b(tile.SplatOp(row.count(b), vt)))
+        values.append(value)
+    return values
 
 
 def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
@@ -489,66 +680,9 @@ def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     array between its turns (its slot is read again 32 elements after its store). Walking it
     once per accumulator instead kept them in registers but read every run 32 times, 32
     elements apart (RmsNormGrad's dgamma, one thread: [65536, 256] f32 ~2x slower)."""
-    b, e = row.b, row.entry
-    w = row.width
-    assert w is not None and e is not None
-    kinds = [op.kind.data for op in ops]
-    vt = _vec(f32, w)
-    results = [e(tile.AllocaOp(LANES, vt)) for _ in ops]
-    zero, one, step = b.index(0), b.index(1), b.index(LANES)
-    n = row.inner
-    rest = b(arith.RemSIOp(n, step))
-    last = b(arith.SelectOp(b(arith.CmpiOp(rest, zero, "eq")), step, rest))  # the last group's size
-
-    def lanes(lb: Builder, lo: SSAValue, pad: bool) -> None:
-        """Each accumulator's slots [lo, 32): set to the identity, or combined with it (`pad`)."""
-        block = Block(arg_types=[i64])
-        kb = Builder.at_end(block)
-        at = kb(arith.MuliOp(block.args[0], kb.index(w)))
-        for kind, slots in zip(kinds, results):
-            value = _identity(kb, kind, w)
-            if pad:
-                value = _combine(kb, kind, kb(tile.LoadOp(slots, at, kb.index(1), Layout.CONTIGUOUS, f32, vt)), value)
-            kb(tile.StoreOp(value, slots, at, kb.index(1), Layout.CONTIGUOUS, f32))
-        kb(scf.YieldOp())
-        lb(scf.ForOp(lo, lb.index(LANES), lb.index(1), [], Region(block)))
-
-    lanes(b, zero, pad=False)
-
-    runs_body = Block(arg_types=[i64])
-    run = runs_body.args[0]
-    rb = Builder.at_end(runs_body)
-    ptrs = row.run_pointers(rb, run)
-    body = Block(arg_types=[i64])
-    j = body.args[0]
-    vb = Builder.at_end(body)
-    memo: dict[SSAValue, SSAValue] = {}
-    vs = [_clone_cone(op.input, row, vb, _at(vb, row, ptrs, j), row.col, w, row.mask, memo) for op in ops]
-    _prefetch(vb, row, ptrs, vb(arith.AddiOp(j, vb.index(PREFETCH_ROWS))), w)
-    at = vb(arith.MuliOp(vb(arith.RemSIOp(j, vb.index(LANES))), vb.index(w)))
-    for kind, slots, v in zip(kinds, results, vs):
-        acc = vb(tile.LoadOp(slots, at, vb.index(1), Layout.CONTIGUOUS, f32, vt))
-        vb(tile.StoreOp(_combine(vb, kind, acc, v), slots, at, vb.index(1), Layout.CONTIGUOUS, f32))
-    vb(scf.YieldOp())
-    loop = scf.ForOp(rb.index(0), n, rb.index(1), [], Region(body))
-    loop.attributes["tile.reduce"] = UnitAttr()
-    rb(loop)
-    lanes(rb, last, pad=True)  # the lanes the run's last group has no element for
-    rb(scf.YieldOp())
-    b(scf.ForOp(zero, row.runs(b), one, [], Region(runs_body)))
-
-    values = []
-    for kind, slots in zip(kinds, results):
-        folded = [b(tile.LoadOp(slots, b.index(k * w), one, Layout.CONTIGUOUS, f32, vt)) for k in range(LANES)]
-        width = LANES
-        while width > 1:  # `_reduce`'s tree: accumulator l with l + width
-            width //= 2
-            folded = [_combine(b, kind, folded[k], folded[k + width]) for k in range(width)]
-        value = folded[0]
-        if kind == "mean":
-            value = b.div(value, b(tile.SplatOp(row.count(b), vt)))
-        values.append(value)
-    return values
+    slots = _column_slots(row, ops, 1)
+    _walk_columns(row, ops, slots)
+    return _fold_columns(row, ops, slots)
 
 
 def _final_pass(row: _Row, element_outputs) -> None:
