@@ -233,20 +233,31 @@ def build(call: checks.Call, args: tuple) -> Executor:
             _templates.clear()
         _templates[key] = tpls
     if len(tpls) != 1:
-        return _sequence(api, tpls, tensors, n_in, blocks)
+        executor = _sequence(api, tpls, tensors, n_in, blocks)
+        if executor.staging is None:
+            _remember(op, lay, s.generation, args, executor.call, executor.args, executor.numel)
+        return executor
     tpl = tpls[0]
     if tpl.plain:
         workspace, staging = 0, None
         kargs = (*[tensors[v.tensor].addr for v in tpl.views], tpl.meta_ptr, 0, tpl.numel)
     else:
         workspace, kargs, staging = _bind(tpl, tensors, n_in)
-    if staging is None and MEMO:
-        key = _memo_key(op, lay, s.generation, args)
-        if key is not None and None not in key:
-            if len(_checked) >= CACHE_LIMIT:
-                _checked.clear()
-            _checked[key] = (tpl.call, kargs, tpl.numel)
+    if staging is None:
+        _remember(op, lay, s.generation, args, tpl.call, kargs, tpl.numel)
     return Executor(api, workspace, tpl.call, kargs, tpl.numel, staging, tensors, blocks, tpl)
+
+
+def _remember(op, lay: _Args, generation: int, args: tuple, call, kargs: tuple, numel: int) -> None:
+    """Memo a call that needs no workspace (`reuse`): its kernel entry (or its kernels' sequence)
+    and arguments under the objects' serials and the attributes' values."""
+    if not MEMO:
+        return
+    key = _memo_key(op, lay, generation, args)
+    if key is not None and None not in key:
+        if len(_checked) >= CACHE_LIMIT:
+            _checked.clear()
+        _checked[key] = (call, kargs, numel)
 
 
 def _split_views(op, d, views_in: list[View], views_out: list[View]) -> tuple[list[View], list[View]]:

@@ -236,3 +236,38 @@ def test_errors_are_per_thread():
     th.join()
     assert seen == [""]
     assert acl.get_recent_err_msg() == f"{HS}: gradOutput is nullptr"
+
+
+def test_two_kernel_calls_are_remembered_but_staged_ones_are_not():
+    """RmsNormGrad (dx, then dgamma) checked and planned once per set of objects: a second
+    two-phase call with the same tensors runs the remembered kernels on their current data; dx
+    written over dy needs the workspace (the dgamma kernel reads dy afterwards), which is planned
+    again every time and stays right."""
+    from aclgen.ops import rms_norm_grad
+
+    rng = np.random.default_rng(2)
+    dy, x = (rng.standard_normal((6, 40)).astype(np.float32) for _ in range(2))
+    rstd = rng.random((6, 1)).astype(np.float32) + 0.5
+    g = rng.standard_normal(40).astype(np.float32)
+    dx, dg = np.empty_like(x), np.empty(40, np.float32)
+    tensors = [acl.from_numpy(a) for a in (dy, x, rstd, g, dx, dg)]
+    for scale in (1.0, -3.0):
+        dy *= np.float32(scale)
+        ws, ex, ret = aclnn.aclnnRmsNormGradGetWorkspaceSize(*tensors)
+        assert (ws, ret) == (0, 0)
+        assert aclnn.aclnnRmsNormGrad(None, 0, ex, None) == 0
+        want_dx, want_dg = rms_norm_grad(dy, x, rstd, g)
+        assert np.array_equal(dx, want_dx) and np.array_equal(dg, want_dg)
+    inplace = [tensors[0], *tensors[1:4], tensors[0], tensors[5]]  # dxOut is dy
+    for _ in range(2):
+        want_dx, want_dg = rms_norm_grad(dy, x, rstd, g)
+        ws, ex, ret = aclnn.aclnnRmsNormGradGetWorkspaceSize(*inplace)
+        assert ret == 0 and ws >= dy.nbytes
+        wsp, _ = acl.rt.malloc(ws, 0)
+        assert aclnn.aclnnRmsNormGrad(wsp, ws, ex, None) == 0
+        assert acl.rt.free(wsp) == 0
+        assert np.array_equal(dy, want_dx) and np.array_equal(dg, want_dg)
+        dy[...] = rng.standard_normal(dy.shape).astype(np.float32)
+    assert acl.destroy_tensor(tensors[2]) == 0
+    assert aclnn.aclnnRmsNormGradGetWorkspaceSize(*tensors)[2] == 161002
+    assert "rstd was destroyed" in acl.get_recent_err_msg()
