@@ -34,7 +34,10 @@ x) runs `column_lanes` adjacent rows at a time instead, one per vector lane: its
 describe the kept dim; each pass walks the run element by element, and accumulator l of every
 lane adds the elements j = l mod 32 (`_reduce_columns`), so every row's value keeps the bits a
 row at a time gives it; row values are vectors, outputs are stored a vector of rows per element,
-the last block of a run masked.
+the last block of a run masked. Where every reduction is in the first pass (dgamma, gradBias),
+the runs are walked once for `column_group` blocks together (512 adjacent rows: a row visit of
+2 KiB of f32 instead of 256 bytes), each block's accumulators in one stack array, then each
+block folds its own: the same additions in the same order.
 
 Before:
     ew.kernel @softmax(%x: !ew.view<2xf32, contiguous>) -> (!ew.view<2xf32, contiguous>) reduced 1 {
