@@ -23,6 +23,7 @@ from aclgen.tools.bench.peers import PEERS, Call, Skip, build, make_problem, nee
 SETTLE_S = 0.05  # untimed calls before each sample: the previous tool's threads quiet down
 WARM_RUNS = 5  # fresh processes with the kernels on disk; the median is reported
 CALLS_OP = "hardswish_backward"  # the operator of the small calls and the peers' compile times
+SEVERAL_OP, SEVERAL_SHAPE = "rms_norm_grad", (4, 256)  # the small calls of an operator of two kernels
 
 
 @contextlib.contextmanager
@@ -171,8 +172,21 @@ def small_calls(chosen: Sequence[str], rounds: int, target_s: float, n: int = 10
         execute(None, ws, ex, stream)
         acl.rt.synchronize_stream(stream)
 
+    several = OPERATORS[SEVERAL_OP]
+    q = make_problem(several, dt.float32, SEVERAL_SHAPE)
+    q_outs = q.empty_outs()
+    q_tensors = [acl.from_numpy(a) for a in (*q.inputs, *q_outs)]
+    q_phase1, q_phase2 = getattr(aclnn, several.api + "GetWorkspaceSize"), getattr(aclnn, several.api)
+
+    def two_phase_two_kernels() -> None:
+        ws, ex, _ = q_phase1(*q_tensors)
+        q_phase2(None, ws, ex, None)
+
+    shape = "x".join(map(str, SEVERAL_SHAPE))
     fns: dict[str, Call] = {
         "aclgen.ops call": build("aclgen", p, outs),
+        f"aclgen.ops call, two kernels ({SEVERAL_OP} {shape})": build("aclgen", q, q_outs),
+        f"aclnn two-phase call, two kernels ({SEVERAL_OP} {shape})": two_phase_two_kernels,
         "aclnn executor re-run (repeatable)": lambda: execute(None, ws, ex, None),
         "aclnn two-phase call": two_phase,
         "aclnn two-phase call on a stream + synchronize": two_phase_on_stream,
