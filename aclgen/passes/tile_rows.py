@@ -35,9 +35,9 @@ describe the kept dim; each pass walks the run element by element, and accumulat
 lane adds the elements j = l mod 32 (`_reduce_columns`), so every row's value keeps the bits a
 row at a time gives it; row values are vectors, outputs are stored a vector of rows per element,
 the last block of a run masked. Where every reduction is in the first pass (dgamma, gradBias),
-the runs are walked once for `column_group` blocks together (512 adjacent rows: a row visit of
-2 KiB of f32 instead of 256 bytes), each block's accumulators in one stack array, then each
-block folds its own: the same additions in the same order.
+the runs are walked once for `column_group` blocks together (up to 1024 adjacent rows: a row
+visit of 4 KiB of f32 instead of 256 bytes), each block's accumulators in one stack array, then
+each block folds its own: the same additions in the same order.
 
 Before:
     ew.kernel @softmax(%x: !ew.view<2xf32, contiguous>) -> (!ew.view<2xf32, contiguous>) reduced 1 {
@@ -81,9 +81,12 @@ LANES = 32  # partial results per reduction: element j of a run goes to lane j m
 # three shapes: 128 lanes instead of 64 took 0.71-0.94 of the time (f32 at 128: even or slower).
 COLUMN_BYTES = 256
 MAX_COLUMN_LANES = 128
-# Stack bytes of accumulators per reduction a `columns` kernel spends to walk its runs for several
-# blocks at once (`column_group`): f32 8 blocks (512 columns, 2 KiB a row visit), bf16 4 (512).
-COLUMN_SLOT_BYTES = 64 * 1024
+# Stack bytes of accumulators a `columns` kernel spends to walk its runs for several blocks at once
+# (`column_group`), shared by its reductions: one f32 sum 16 blocks (1024 columns, 4 KiB a row
+# visit), two (LayerNormBackward's gradWeight and gradBias) 8. One thread, RmsNormGrad's dgamma
+# alone: 32-256 KiB gave the same times within this host's noise; 128 KiB bounds the stack a
+# kernel takes from its calling thread (docs/c-sdk.md).
+COLUMN_SLOT_BYTES = 128 * 1024
 # How far ahead (elements of the run) a `columns` reduction prefetches its inputs' lines.
 PREFETCH_ROWS = 8
 # Floats a row may hold to keep a reduction's heavy operand for its outputs (`_reused`): 32 KiB of
@@ -311,12 +314,12 @@ def column_lanes(kernel: ew.KernelOp) -> int:
 
 def column_group(kernel: ew.KernelOp, width: int) -> int:
     """Blocks of `width` rows a `columns` kernel walks its runs for at once: as many as
-    COLUMN_SLOT_BYTES of accumulators per reduction hold, where every reduction is in the first
-    pass (its outputs need no other walk), else 1."""
+    COLUMN_SLOT_BYTES of accumulators hold for all its reductions, where every reduction is in
+    the first pass (its outputs need no other walk), else 1."""
     reductions = [op for op in kernel.block.ops if isinstance(op, ew.ReduceOp)]
     if len(_ready(kernel, set())) != len(reductions):
         return 1
-    return max(1, COLUMN_SLOT_BYTES // (LANES * width * 4))
+    return max(1, COLUMN_SLOT_BYTES // (len(reductions) * LANES * width * 4))
 
 
 def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:

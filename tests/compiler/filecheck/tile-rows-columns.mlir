@@ -1,17 +1,17 @@
 // RUN: aclgen opt %s -p tile-rows | filecheck %s
 
 // A `columns` kernel (dgamma = sum over the rows of dy * x) runs 64 adjacent kept points (rows of
-// the reduction) a block, vectorized along the kept dim, and walks its runs for 8 blocks at once
-// (512 columns: every reduction is in the first pass). Each block's 32 accumulators
-// (vector<64xf32> each) wait in a stack array (tile.alloca, 8 x 32 of them): set to the
+// the reduction) a block, vectorized along the kept dim, and walks its runs for 16 blocks at once
+// (1024 columns: every reduction is in the first pass). Each block's 32 accumulators
+// (vector<64xf32> each) wait in a stack array (tile.alloca, 16 x 32 of them): set to the
 // identity, then the run is walked once, element j of block g adding into accumulator
 // g * 32 + j mod 32 (the full blocks unmasked, the last one masked) while the lines of element
 // j + 8 are prefetched; the lanes the run's last group lacks get the identity; then each block
 // folds its 32 accumulators and stores a vector of rows.
 
 // CHECK-LABEL: func.func @dgamma
-// CHECK:       %[[ACC:.*]] = tile.alloca 256 x vector<64xf32>
-// CHECK:       %[[STEP:.*]] = arith.constant 512 : i64
+// CHECK:       %[[ACC:.*]] = tile.alloca 512 x vector<64xf32>
+// CHECK:       %[[STEP:.*]] = arith.constant 1024 : i64
 // CHECK-NEXT:  scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %[[STEP]] : i64 {
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
 // CHECK:           %[[ZERO:.*]] = ew.constant 0.0 : vector<64xf32>

@@ -196,11 +196,11 @@ def test_an_output_over_an_input_of_a_later_kernel_goes_through_the_workspace():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 1100)])
+@pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 2100)])
 def test_columns_kernels_give_the_bits_of_rows(dtype, shape):
     """dgamma sums down the columns of row-major dy and x in a `columns` kernel (blocks of 64 or
-    128 adjacent columns, 32 stack accumulators a lane, the runs walked for 512 columns at once:
-    1100 makes two such groups and a third of a full and a masked block); the same values in
+    128 adjacent columns, 32 stack accumulators a lane, the runs walked for 1024 columns at once:
+    2100 makes two such groups and a third of a full and a masked block); the same values in
     column-major memory make it a kernel a row at a time (and dx's rows strided): every sum
     keeps its bits."""
     rng = np.random.default_rng(3)
