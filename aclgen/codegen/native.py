@@ -475,14 +475,15 @@ class Replays:
     def record(self, inputs, params, outputs, launch: Launch | tuple[Launch, ...], env: tuple[dict, list],
                keep) -> bool:
         """Record a call that passed every check and ran unstaged: `inputs` and `outputs` are the
-        exact numpy.ndarray objects of the call (the outputs pairwise disjoint), `params` Python
-        ints/floats (the call's scalar arguments, in order), `env` = aclgen.knobs.environ_keys(...)
-        (os.environ's own dict and the encoded keys whose value objects must stay the same),
-        `launch` the kernel run, or the kernels run in order (an operator of several kernels),
-        `keep` objects that must live as long as the record (the launch record array, the kernel).
-        An input that partly overlaps an output is never recorded. Returns False (and records
-        nothing) when it cannot: more than MAX_POINTERS kernel pointers, a param not exactly
-        int/float, an int beyond int64, non-ndarray or unaligned arrays, replays not available()."""
+        exact numpy.ndarray objects of the call (the outputs pairwise disjoint), `params` the
+        call's scalar and attribute arguments in order (Python floats, ints, True/False/None, or
+        tuples and lists of those), `env` = aclgen.knobs.environ_keys(...) (os.environ's own dict
+        and the encoded keys whose value objects must stay the same), `launch` the kernel run, or
+        the kernels run in order (an operator of several kernels), `keep` objects that must live
+        as long as the record (the launch records, the kernels). An input that partly overlaps an
+        output is never recorded. Returns False (and records nothing) when it cannot: more than
+        MAX_POINTERS pointers for a kernel, a param of another type (a nested sequence, a numpy
+        scalar), an int beyond int64, non-ndarray or unaligned arrays, replays not available()."""
         if isinstance(outputs, np.ndarray):
             outputs = (outputs,)
         inputs, params, outputs = tuple(inputs), tuple(params), tuple(outputs)
