@@ -361,6 +361,12 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
             row.values[arg] = p if width is None else b(tile.SplatOp(p, _vec(p.type, width)))
         return row
 
+    def row_value(row: _Row, op: Operation) -> None:
+        """Op `op` of the formula (its operands row values) at the row's scope."""
+        clone = op.clone(value_mapper=dict(row.values)) if width is None else _widened(op, row.values, width)
+        row.b(clone)
+        row.values.update(zip(op.results, clone.results))
+
     def body(b: Builder, cached: dict[SSAValue, SSAValue], col: SSAValue, mask: SSAValue | None,
              folded: tuple[list[ew.ReduceOp], list[SSAValue], SSAValue] | None = None) -> None:
         """The row's reductions, row values and outputs, built with `b` (`cached`: the reduction
@@ -380,10 +386,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
                         values = _reduce_columns(row, ready)
                     row.values.update((r.result, v) for r, v in zip(ready, values))
             elif op is not yield_op and op.results and op.results[0] in uniform:
-                clone = op.clone(value_mapper=dict(row.values)) if width is None else _widened(op, row.values, width)
-                b(clone)
-                for old, new in zip(op.results, clone.results):
-                    row.values[old] = new
+                row_value(row, op)
 
         # outputs: row values stored once at the row's position, the others in the column loop
         element_outputs = []
@@ -416,9 +419,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         for op in kernel.block.ops:  # the row values the reductions' operands use
             if (op is not yield_op and not isinstance(op, ew.ReduceOp) and op.results and op.results[0] in uniform
                     and all(v in row.values for v in op.operands)):
-                clone = _widened(op, row.values, width)
-                b(clone)
-                row.values.update(zip(op.results, clone.results))
+                row_value(row, op)
         ready = _ready(kernel, set())
         slots = _column_slots(row, ready, group)
         span = b(arith.AddiOp(b(arith.SubiOp(hi, col)), b.index(width - 1)))

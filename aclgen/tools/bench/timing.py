@@ -148,11 +148,15 @@ def small_calls(chosen: Sequence[str], rounds: int, target_s: float, n: int = 10
     from aclgen import dtypes as dt
     from aclgen.ops import OPERATORS
 
-    op = OPERATORS[CALLS_OP]
-    p = make_problem(op, dt.float32, n)
-    outs = p.empty_outs()
-    tensors = [acl.from_numpy(a) for a in (*p.inputs, *outs)]
-    get_workspace_size, execute = getattr(aclnn, op.api + "GetWorkspaceSize"), getattr(aclnn, op.api)
+    def aclnn_call(name: str, size):
+        """A problem of operator `name`, its outputs, aclTensors over both and its two phases."""
+        op = OPERATORS[name]
+        p = make_problem(op, dt.float32, size)
+        outs = p.empty_outs()
+        tensors = [acl.from_numpy(a) for a in (*p.inputs, *outs)]
+        return p, outs, tensors, getattr(aclnn, op.api + "GetWorkspaceSize"), getattr(aclnn, op.api)
+
+    p, outs, tensors, get_workspace_size, execute = aclnn_call(CALLS_OP, n)
 
     def two_phase() -> None:
         ws, ex, _ = get_workspace_size(*tensors)
@@ -172,11 +176,7 @@ def small_calls(chosen: Sequence[str], rounds: int, target_s: float, n: int = 10
         execute(None, ws, ex, stream)
         acl.rt.synchronize_stream(stream)
 
-    several = OPERATORS[SEVERAL_OP]
-    q = make_problem(several, dt.float32, SEVERAL_SHAPE)
-    q_outs = q.empty_outs()
-    q_tensors = [acl.from_numpy(a) for a in (*q.inputs, *q_outs)]
-    q_phase1, q_phase2 = getattr(aclnn, several.api + "GetWorkspaceSize"), getattr(aclnn, several.api)
+    q, q_outs, q_tensors, q_phase1, q_phase2 = aclnn_call(SEVERAL_OP, SEVERAL_SHAPE)
 
     def two_phase_two_kernels() -> None:
         ws, ex, _ = q_phase1(*q_tensors)
