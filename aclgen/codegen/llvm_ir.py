@@ -71,6 +71,11 @@ def _convert_func(op: llvm.FuncOp, module: ir.Module) -> None:
             convert_op(inner, b, values, blocks)
 
 
+# A kernel's own frame is aligned to a cache line: its vector spill slots then never straddle
+# two lines, whatever the caller's stack pointer was.
+STACK_ALIGN = 64
+
+
 def convert_module(module: ModuleOp, triple: str) -> ir.Module:
     out = ir.Module()
     out.triple = triple
@@ -83,4 +88,7 @@ def convert_module(module: ModuleOp, triple: str) -> ir.Module:
     for op in funcs:
         if op.body.blocks:
             _convert_func(op, out)
+            fn = out.get_global(op.sym_name.data)
+            fn.attributes.add("nounwind")  # (llvmlite prints alignstack only beside another attribute)
+            fn.attributes.alignstack = STACK_ALIGN
     return out

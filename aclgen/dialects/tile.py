@@ -197,8 +197,8 @@ class LoadOp(_Access):
     columns as a vector (a plain vector load when `layout = contiguous`, a gather of strided
     elements, or one element splatted when `layout = broadcast`).
 
-    With `mask` (a prefix of lanes, `tile.prefix`), only those lanes are read (a row's tail:
-    nothing past it is touched) and the others are `fill`.
+    With `mask` (a prefix of the columns, `tile.prefix`), only those columns are read (a
+    remainder: nothing past them is touched) and the other lanes are `fill`.
 
     `deinterleaved` (contiguous bf16 vectors) orders the lanes even columns first: lane j holds
     column `col + 2j` for j < W/2 and `col + 2(j - W/2) + 1` after. A loop whose loads and
@@ -247,8 +247,8 @@ class StoreOp(_Access):
 
     `align` (bytes) promises more than element alignment (the vectorizer peels columns until
     it holds); `nontemporal` asks for a streaming store that bypasses the caches;
-    `deinterleaved` takes the lanes in the order `tile.load` describes. With `mask` (a prefix of
-    lanes, `tile.prefix`) only those lanes are written (a row's tail).
+    `deinterleaved` takes the lanes in the order `tile.load` describes. With `mask` (a prefix of the
+    columns, `tile.prefix`) only those columns are written (a remainder).
 
         tile.store %v, %row[%c] stride %s "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
     """
@@ -279,8 +279,8 @@ class StoreOp(_Access):
 
     def verify_(self) -> None:
         self._check(self.value.type)
-        if self.mask is not None and (lanes(self.mask.type) != lanes(self.value.type) or self.deinterleaved):
-            raise VerifyException("tile.store's mask has a lane per value lane (and no deinterleaving)")
+        if self.mask is not None and lanes(self.mask.type) != lanes(self.value.type):
+            raise VerifyException("tile.store's mask has a lane per value lane")
         if self.layout.data == Layout.BROADCAST:
             raise VerifyException("tile.store cannot write a broadcast (stride-0) view")
         if self.align is not None and (self.align.value.data & (self.align.value.data - 1)):

@@ -404,10 +404,10 @@ class LowerLoad(Lowering):
         rt = op.result.type
         t, elem, align = memory_type(rt), memory_type(op.elem), _itemsize(op.elem)
         n = lanes(t)
-        if op.mask is not None:
-            value = self.masked(b, op)
-        elif op.deinterleaved is not None:
+        if op.deinterleaved is not None:
             value = self.deinterleaved(b, op)
+        elif op.mask is not None:
+            value = self.masked(b, op)
         elif n is None or op.layout.data == Layout.CONTIGUOUS:
             value = from_memory(b, b(llvm.LoadOp(_ptr(b, op), t, alignment=align)), rt)
         elif op.layout.data == Layout.BROADCAST:
@@ -448,11 +448,21 @@ class LowerLoad(Lowering):
     @staticmethod
     def deinterleaved(b: Builder, op: tile.LoadOp) -> SSAValue:
         """Lanes [0, n/2) get the even columns, [n/2, n) the odd ones (bf16 only: the verifier
-        sees to it); little-endian, so column 2k is the low half of word k."""
+        sees to it); little-endian, so column 2k is the low half of word k. With a mask (a prefix
+        of the columns), the columns are read by a masked load and the words are its bits."""
         rt = op.result.type
         n = lanes(rt)
         assert n is not None and isinstance(op.elem, BFloat16Type)
-        words = b(llvm.LoadOp(_ptr(b, op), VectorType(i32, [n // 2]), alignment=_itemsize(op.elem)))
+        word_type = VectorType(i32, [n // 2])
+        if op.mask is not None:
+            assert op.fill is not None
+            t = VectorType(i16, [n])
+            fill = b.llvm(_memory_constant(op.fill.value.data, op.elem), t)
+            raw = b(llvm.CallIntrinsicOp(f"llvm.masked.load.v{n}i16.p0", [_ptr(b, op), b.llvm(2, i32), op.mask, fill],
+                                         [t]))
+            words = b(llvm.BitcastOp(raw, word_type))
+        else:
+            words = b(llvm.LoadOp(_ptr(b, op), word_type, alignment=_itemsize(op.elem)))
         even = b(llvm.ShlOp(words, b.llvm(16, words.type)))
         odd = b(llvm.AndOp(words, b.llvm(HIGH_HALF, words.type)))
         return shuffle(b, even, odd, list(range(n)), llvm_type(rt))
@@ -467,6 +477,8 @@ class LowerStore(Lowering):
         align = op.align.value.data if op.align is not None else _itemsize(op.elem)
         if op.deinterleaved is not None:
             value = self.deinterleaved(b, op.value, t)
+            if op.mask is not None:  # the masked store writes the image's columns
+                value = b(llvm.BitcastOp(value, VectorType(i16, [n])))
         else:
             value = to_memory(b, op.value, t)
         if op.mask is not None:

@@ -1,11 +1,13 @@
 """`vectorize-elementwise`: run the column loop `width` elements at a time.
 
-Every `scf.for ... {tile.inner}` is split in two: a vector loop over the largest multiple of
-`width` columns, whose body is the scalar body with every value widened to `vector<width x T>`
-(the `ew` ops are shape-polymorphic, so they are re-created with vector types; compares give
-vector masks), followed by the original scalar loop for the remaining `< width` columns (the
-tail). Values from outside the loop (parameters) are splatted once before it; broadcast
-(stride-0) operands are loaded once per row and splatted.
+Every `scf.for ... {tile.inner}` becomes a vector loop over the largest multiple of `width`
+columns, whose body is the scalar body with every value widened to `vector<width x T>` (the
+`ew` ops are shape-polymorphic, so they are re-created with vector types; compares give vector
+masks), followed by one more vector step for the remaining `< width` columns (the tail) whose
+loads and stores are masked to them: no scalar loop is left (a scalar exp per leftover column
+cost a 256-float softmax row 3x, and Glu's 256-float rows of a split view 2.7x). Values from
+outside the loop (parameters) are splatted once before it; broadcast (stride-0) operands are
+loaded once per row and splatted.
 
 `width = 0` takes the model's width (`model_width`) for `lanes`, the f32 lanes of one of the
 target's vector registers (the compiler passes 4 for SSE, 8 for AVX2, 16 for AVX-512; the
@@ -14,16 +16,15 @@ at most four registers for bodies with heavy functions (exp, sigmoid, tanh, ...:
 records of aclgen/frontend/dsl.py) and deinterleaved bf16. The runtime passes a width
 `aclgen tune` measured instead, where it measured one (aclgen/schedules.py).
 
-A loop marked `tile.masked_tail` (a row kernel's column loop: rows may be short, and a scalar
-exp per leftover column cost a 256-float softmax row 3x) has no peeling and no scalar loop: its
-last `< width` columns run as one more vector step whose loads and stores are masked.
-
 With `align = true` (default) the vector loop starts at the first column where the first
-contiguous output's vector stores are aligned to the vector size, and the scalar loop, run in a
-two-trip `tile.remainders` loop, does both the columns before it and the tail (a view that is
-not even element-aligned is done wholly by it); those stores then carry `align`. `nontemporal = true` makes the contiguous vector store a streaming store (for outputs larger
-than the caches, where it saves the read-for-ownership traffic) — when the loop has exactly one
-output stream; with several, partial write-combining flushes make streaming stores slower.
+contiguous output's vector stores are aligned to one register (`4 * lanes` bytes, or the whole
+vector if that is narrower), and the masked steps, run in a two-trip `tile.remainders` loop, do
+both the columns before it and the tail (a view that is not even element-aligned is done wholly
+by them); those stores then carry `align`. A loop marked `tile.masked_tail` (a row kernel's
+column loop: rows may be short) is not aligned. `nontemporal = true` makes the contiguous vector
+store a streaming store (for outputs larger than the caches, where it saves the
+read-for-ownership traffic) — when the loop has exactly one output stream; with several,
+partial write-combining flushes make streaming stores slower.
 
 With `deinterleave = true` (default) a loop whose every access is a contiguous or broadcast bf16
 one gets `deinterleaved` contiguous loads and stores (even columns in the low lanes, odd ones in
@@ -44,7 +45,12 @@ After:
       %m = ew.cmp ole %x, %t8 : vector<8xf32>, vector<8xf32>
       ...
     } {tile.vector}
-    scf.for %c = %cv to %c1 step %one : i64 { ...scalar tail... } {tile.inner}
+    scf.for %c = %cv to %c1 step %eight : i64 {
+      %n = arith.subi %c1, %c : i64
+      %m = tile.prefix %n : i64 -> vector<8xi1>
+      %x = tile.load %row[%c] stride %s mask %m : vector<8xi1> "contiguous" {fill = 0.0 : f32} : f32 -> vector<8xf32>
+      ...
+    } {tile.vector}
 """
 
 from __future__ import annotations
@@ -84,7 +90,7 @@ def deinterleaves(body: Block) -> bool:
     ) and any(o.layout.data == Layout.CONTIGUOUS for o in memory)
 
 
-def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal: bool = False,
+def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, nontemporal: bool = False,
                    deinterleave: bool = False) -> None:
     parent = loop.parent_block()
     assert parent is not None
@@ -101,12 +107,12 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
     w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
     masked_tail = "tile.masked_tail" in loop.attributes
     target = _aligned_store(body) if align and not masked_tail else None
-    vector_bytes = 0
+    align_bytes = 0
     cp = None
     if target is not None:
-        # the vector loop starts at cp, where the target's vector stores are aligned
-        vector_bytes = width * dtypes.from_ir(target.elem).itemsize
-        gap = pre(tile.AlignOffsetOp(target.row, c0, vector_bytes, target.elem))
+        # the vector loop starts at cp, where the target's vector stores are aligned to a register
+        align_bytes = min(width * dtypes.from_ir(target.elem).itemsize, 4 * lanes)
+        gap = pre(tile.AlignOffsetOp(target.row, c0, align_bytes, target.elem))
         cp = pre(arith.MinSIOp(pre(arith.AddiOp(c0, gap)), c1))
         cp.name_hint = "peel_end"
         c0 = cp
@@ -131,15 +137,15 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
             splats[v] = pre(tile.SplatOp(v, _vec(v.type, width)))
         return splats[v]
 
-    def widened(masked: bool) -> Block:
-        """The body `width` columns at a time; `masked`: only the first `c1 - column` of them
-        (the tail), every load and store masked."""
+    def widened(hi: SSAValue | None) -> Block:
+        """The body `width` columns at a time; with `hi`, only the first `hi - column` of them
+        (a remainder), every load and store masked."""
         vbody = Block(arg_types=[i64])
         viv = vbody.args[0]
         mapping: dict[SSAValue, SSAValue] = {iv: viv}
         mask = None
-        if masked:
-            count = arith.SubiOp(c1, viv)
+        if hi is not None:
+            count = arith.SubiOp(hi, viv)
             mask = tile.PrefixOp(count, width)
             vbody.add_ops([count, mask])
         for op in body.ops:
@@ -153,18 +159,18 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
                     mapping[op.result] = hoisted[op.result]
                 case tile.LoadOp():
                     new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width),
-                                      deinterleaved=deinterleave and not masked and op.layout.data == Layout.CONTIGUOUS,
+                                      deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS,
                                       mask=mask.result if mask else None, fill=0.0 if mask else None)
                     vbody.add_op(new)
                     mapping[op.result] = new.result
                 case tile.StoreOp():
-                    aligned = op is target
+                    aligned = op is target and not mask
                     vbody.add_op(
                         tile.StoreOp(
                             vector_of(op.value, mapping), op.row, viv, op.stride, op.layout.data, op.elem,
-                            align=vector_bytes if aligned else None,
-                            nontemporal=nontemporal and not masked and op.layout.data == Layout.CONTIGUOUS,
-                            deinterleaved=deinterleave and not masked and op.layout.data == Layout.CONTIGUOUS,
+                            align=align_bytes if aligned else None,
+                            nontemporal=nontemporal and not mask and op.layout.data == Layout.CONTIGUOUS,
+                            deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS,
                             mask=mask.result if mask else None,
                         )
                     )
@@ -182,38 +188,34 @@ def vectorize_loop(loop: scf.ForOp, width: int, align: bool = True, nontemporal:
                     raise ValueError(f"in pass vectorize-elementwise: cannot vectorize {op.name} in a column loop")
         return vbody
 
-    vbody = widened(False)
-    vloop = scf.ForOp(c0, cv, w, [], Region(vbody))
+    def masked_loop(lo: SSAValue, hi: SSAValue) -> scf.ForOp:
+        """[lo, hi) `width` columns at a time, every step masked to the columns left."""
+        remainder = scf.ForOp(lo, hi, w, [], Region(widened(hi)))
+        remainder.attributes["tile.vector"] = UnitAttr()
+        return remainder
+
+    vloop = scf.ForOp(c0, cv, w, [], Region(widened(None)))
     vloop.attributes["tile.vector"] = UnitAttr()
-    if masked_tail:  # the < width last columns in one masked step (a row's tail: no scalar loop)
-        tail = scf.ForOp(cv, c1, w, [], Region(widened(True)))
-        tail.attributes["tile.vector"] = UnitAttr()
-        parent.insert_ops_before([*before, vloop, tail], loop)
-        loop.detach()
-        loop.erase()
-        return
-    parent.insert_ops_before([*before, vloop], loop)
-    if cp is None:
-        loop.operands[0] = cv  # the scalar loop becomes the tail
-        return
-    # One scalar loop serves both remainders, the peeled head [first, cp) and the tail [cv, c1):
-    # a second copy of the body would cost compile time for nothing (columns are independent,
-    # so their order does not matter).
-    rbody = Block(arg_types=[i64])
-    r = rbody.args[0]
-    zero = arith.ConstantOp(IntegerAttr(0, i64))
-    two = arith.ConstantOp(IntegerAttr(2, i64))
-    one = arith.ConstantOp(IntegerAttr(1, i64))
-    is_head = arith.CmpiOp(r, zero, "eq")
-    lo = arith.SelectOp(is_head, first, cv)
-    hi = arith.SelectOp(is_head, cp, c1)
-    parent.insert_ops_before([zero, two, one], loop)
-    remainder = scf.ForOp(zero, two, one, [], Region(rbody))
-    remainder.attributes["tile.remainders"] = UnitAttr()
-    parent.insert_op_before(remainder, loop)
+    if cp is None:  # the < width last columns in one masked step
+        parent.insert_ops_before([*before, vloop, masked_loop(cv, c1)], loop)
+    else:
+        # One masked loop serves both remainders, the peeled head [first, cp) and the tail
+        # [cv, c1), in a two-trip loop: a second copy of the body would cost compile time for
+        # nothing (columns are independent, so their order does not matter).
+        rbody = Block(arg_types=[i64])
+        r = rbody.args[0]
+        zero = arith.ConstantOp(IntegerAttr(0, i64))
+        two = arith.ConstantOp(IntegerAttr(2, i64))
+        one = arith.ConstantOp(IntegerAttr(1, i64))
+        is_head = arith.CmpiOp(r, zero, "eq")
+        lo = arith.SelectOp(is_head, first, cv)
+        hi = arith.SelectOp(is_head, cp, c1)
+        rbody.add_ops([is_head, lo, hi, masked_loop(lo.result, hi.result), scf.YieldOp()])
+        remainders = scf.ForOp(zero, two, one, [], Region(rbody))
+        remainders.attributes["tile.remainders"] = UnitAttr()
+        parent.insert_ops_before([*before, vloop, zero, two, one, remainders], loop)
     loop.detach()
-    loop.operands[0], loop.operands[1] = lo.result, hi.result
-    rbody.add_ops([is_head, lo, hi, loop, scf.YieldOp()])
+    loop.erase()
 
 
 @dataclass(frozen=True)
@@ -236,7 +238,7 @@ class VectorizeElementwisePass(ModulePass):
         for loop in loops:
             width = self.width or model_width(loop, self.lanes)
             if width > 1:
-                vectorize_loop(loop, width, self.align, self.nontemporal, self.deinterleave)
+                vectorize_loop(loop, width, self.lanes, self.align, self.nontemporal, self.deinterleave)
 
 
 HEAVY_LANES = 32  # f32 lanes of one value in bodies with heavy functions and deinterleaved bf16

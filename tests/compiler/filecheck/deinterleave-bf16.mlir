@@ -3,12 +3,16 @@
 // RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false deinterleave=false}' | filecheck %s --check-prefix=OFF
 
 // A column loop whose every access is contiguous bf16 is vectorized with deinterleaved loads and
-// stores (even columns in lanes 0-7, odd ones in lanes 8-15); the scalar tail is untouched.
+// stores (even columns in lanes 0-7, odd ones in lanes 8-15), and so is the masked tail step
+// (its mask is a prefix of the columns, in memory order).
 // CHECK:       scf.for
 // CHECK-NEXT:    tile.load %in0[%{{.*}}] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
 // CHECK:         tile.store %{{.*}}, %out0[%{{.*}}] stride %s "contiguous" {deinterleaved} : vector<16xbf16> -> bf16
 // CHECK:       } {tile.vector}
-// CHECK:         tile.load %in0[%c] stride %s "contiguous" : bf16 -> bf16
+// CHECK:         %[[M:.*]] = tile.prefix
+// CHECK-NEXT:    tile.load %in0[%{{.*}}] stride %s mask %[[M]] : vector<16xi1> "contiguous" {deinterleaved, fill = 0.000000e+00 : f32} : bf16 -> vector<16xbf16>
+// CHECK:         tile.store %{{.*}}, %out0[%{{.*}}] stride %s mask %[[M]] : vector<16xi1> "contiguous" {deinterleaved} : vector<16xbf16> -> bf16
+// CHECK:       } {tile.vector}
 // OFF-NOT:     deinterleaved
 
 // Lowered, bf16 lives in the upper half of i32 lanes: one load of 8 words gives the even
@@ -29,9 +33,11 @@
 // LLVM:        llvm.and %[[HI]], %{{.*}} : vector<8xi32>
 // LLVM:        %[[PACKED:.*]] = llvm.or
 // LLVM:        llvm.store %[[PACKED]], %{{.*}} {alignment = 2 : i64} : vector<8xi32>, !llvm.ptr
-// The scalar tail loads and stores i16:
-// LLVM:        llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> i16
-// LLVM:        llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64} : i16, !llvm.ptr
+// The masked tail reads and writes its columns as i16 lanes, whose bits are the same words:
+// LLVM:        %[[RAW:.*]] = llvm.call_intrinsic "llvm.masked.load.v16i16.p0"
+// LLVM-NEXT:   llvm.bitcast %[[RAW]] : vector<16xi16> to vector<8xi32>
+// LLVM:        %[[IMAGE:.*]] = llvm.bitcast %{{.*}} : vector<8xi32> to vector<16xi16>
+// LLVM:        llvm.call_intrinsic "llvm.masked.store.v16i16.p0"(%[[IMAGE]],
 builtin.module {
   func.func @half(%in0: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) {
     %s = tile.param %meta[1] : i64

@@ -16,12 +16,17 @@
 // PEEL-NEXT:    %[[HEAD:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : i64
 // PEEL-NEXT:    %[[LO:.*]] = arith.select %[[HEAD]], %[[C0]], %[[VEND]] : i64
 // PEEL-NEXT:    %[[HI:.*]] = arith.select %[[HEAD]], %[[PEND]], %[[C1]] : i64
-// PEEL-NEXT:    scf.for %{{.*}} = %[[LO]] to %[[HI]] step %{{.*}} : i64 {
-// PEEL:         } {tile.inner}
+// PEEL-NEXT:    scf.for %[[S:.*]] = %[[LO]] to %[[HI]] step %{{.*}} : i64 {
+// PEEL-NEXT:      %[[LEFT:.*]] = arith.subi %[[HI]], %[[S]] : i64
+// PEEL-NEXT:      %[[M:.*]] = tile.prefix %[[LEFT]] : i64 -> vector<8xi1>
+// PEEL-NEXT:      tile.load %in0[%[[S]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// PEEL:           tile.store %{{.*}}, %out0[%[[S]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// PEEL-NEXT:    } {tile.vector}
 // PEEL-NEXT:  } {tile.remainders}
+// PEEL-NOT:   tile.inner
 
-// The column loop splits into a vector loop of 8 lanes (tile.vector) and the original scalar loop
-// for the < 8 remaining columns (the tail, still tile.inner). The parameter is splatted once,
+// The column loop becomes a vector loop of 8 lanes (tile.vector) and one masked vector step for
+// the < 8 remaining columns (the tail): no scalar loop is left. The parameter is splatted once,
 // before the vector loop; compares give vector<8xi1> masks.
 
 // CHECK-LABEL: func.func @softshrink_backward_f32_f32_f32_r1_ccc
@@ -37,11 +42,14 @@
 // CHECK-NEXT:    %[[R:.*]] = ew.select %[[M]], %[[Z]], %[[G]] : vector<8xi1>, vector<8xf32>, vector<8xf32> -> vector<8xf32>
 // CHECK-NEXT:    tile.store %[[R]], %out0[%[[C]]] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
 // CHECK-NEXT:  } {tile.vector}
-// CHECK-NEXT:  scf.for %[[T:.*]] = %[[VEND]] to %{{.*}} step %{{.*}} : i64 {
-// CHECK-NEXT:    tile.load %in0[%[[T]]] stride %{{.*}} "contiguous" : f32 -> f32
-// CHECK:         ew.cmp "ole" %{{.*}}, %[[LAMBD]] : f32, f32 -> i1
-// CHECK:         tile.store %{{.*}}, %out0[%[[T]]] stride %{{.*}} "contiguous" : f32 -> f32
-// CHECK-NEXT:  } {tile.inner}
+// CHECK-NEXT:  scf.for %[[T:.*]] = %[[VEND]] to %[[END:.*]] step %[[EIGHT]] : i64 {
+// CHECK-NEXT:    %[[LEFT:.*]] = arith.subi %[[END]], %[[T]] : i64
+// CHECK-NEXT:    %[[M:.*]] = tile.prefix %[[LEFT]] : i64 -> vector<8xi1>
+// CHECK-NEXT:    tile.load %in0[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK:         ew.cmp "ole" %{{.*}}, %[[SPLAT]] : vector<8xf32>, vector<8xf32> -> vector<8xi1>
+// CHECK:         tile.store %{{.*}}, %out0[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:  } {tile.vector}
+// CHECK-NOT:   tile.inner
 builtin.module {
   func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.size = 8192 : i64} {
     %dim_n = tile.param %meta[0] : i64
@@ -139,9 +147,9 @@ builtin.module {
 }
 // -----
 
-// A row kernel's column loop (tile.masked_tail) is not peeled and has no scalar loop: the last
-// < 8 columns are one more vector step whose load and store take the mask of the columns left
-// (strided views too: a masked gather, and a masked scatter).
+// A row kernel's column loop (tile.masked_tail) is not peeled: the last < 8 columns are one
+// more vector step whose load and store take the mask of the columns left (strided views too:
+// a masked gather, and a masked scatter).
 
 // CHECK-LABEL: func.func @scale_rows
 // CHECK:       scf.for %[[C:.*]] = %{{.*}} to %[[VEND:.*]] step %[[EIGHT:.*]] : i64 {
