@@ -477,7 +477,7 @@ class LowerStore(Lowering):
         align = op.align.value.data if op.align is not None else _itemsize(op.elem)
         if op.deinterleaved is not None:
             value = self.deinterleaved(b, op.value, t)
-            if op.mask is not None:  # the masked store writes the image's columns
+            if op.mask is not None and n is not None:  # the masked store writes the image's columns
                 value = b(llvm.BitcastOp(value, VectorType(i16, [n])))
         else:
             value = to_memory(b, op.value, t)
