@@ -2,8 +2,8 @@
 
 Formula (doc page's 计算公式): out = x / (1 + e^(-1.702 x)), computed as x * σ(z) with
 z = f32(1.702) * x rounded to f32, as CANN's kernel does (Muls by the f32 constant, then exp).
-σ(z) below e^-64 is carried scaled (sigmoid.sigmoid_pair, times_small), so a result below
-FLT_MIN is rounded once. x = -inf gives NaN and +inf gives +inf (x / (1 + e^-z) in the kernel
+σ(z) below e^-80 is carried scaled (sigmoid.times_sigmoid), so a result below FLT_MIN is
+rounded once. x = -inf gives NaN and +inf gives +inf (x / (1 + e^-z) in the kernel
 gives the same), NaN propagates.
 
 Bound: 128 ulp of the output dtype against the float64 formula; 3 ulp for |z| < 2. The f32 z
@@ -23,7 +23,7 @@ import numpy as np
 
 import aclgen
 from aclgen import f32
-from aclgen.ops.activation.swish import swish_value
+from aclgen.ops.activation.sigmoid import times_sigmoid
 
 FLOATS = ("float16", "float32", "bfloat16")
 DTYPES = {"Ascend910B": FLOATS, "Ascend910_93": FLOATS, "Ascend950": FLOATS, "Ascend910": (), "Ascend310P": ()}
@@ -60,4 +60,4 @@ def fast_gelu_reference(x):
 )
 def fast_gelu(x):
     """x / (1 + e^(-1.702 x)), element by element."""
-    return swish_value(x, ALPHA * x)
+    return times_sigmoid(x, ALPHA * x)

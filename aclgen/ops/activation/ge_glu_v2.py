@@ -35,7 +35,8 @@ import numpy as np
 import aclgen
 from aclgen import Attr, Split, f32, logical_or, maximum, select
 from aclgen.ops.activation.gelu import normal_cdf, normal_cdf_reference, tanh_z, tanh_z_reference
-from aclgen.ops.activation.glu import TINY, halved, input_shapes, sigmoid64, times_sigmoid, times_sigmoid2
+from aclgen.ops.activation.glu import halved, input_shapes, sigmoid64
+from aclgen.ops.activation.sigmoid import TINY, times_sigmoid, times_sigmoid2
 from aclgen.runtime import constants as C
 from aclgen.runtime.tensor import fmt_dims
 

@@ -36,7 +36,7 @@ import numpy as np
 
 import aclgen
 from aclgen import exp, f32, muladd, select
-from aclgen.ops.activation.swish import swish_value
+from aclgen.ops.activation.sigmoid import times_sigmoid
 from aclgen.runtime import constants as C
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -141,4 +141,4 @@ def gelu_reference(x):
 )
 def gelu(x):
     """GELU by its tanh approximation, 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))), element by element."""
-    return swish_value(x, tanh_z(x))
+    return times_sigmoid(x, tanh_z(x))

@@ -31,7 +31,7 @@ from aclgen.ops.activation.gelu import (
     tanh_z,
     tanh_z_reference,
 )
-from aclgen.ops.activation.swish import swish_value
+from aclgen.ops.activation.sigmoid import times_sigmoid
 
 TANH = 1  # op_api's Approximate::TANH; every other value is "none"
 
@@ -66,5 +66,5 @@ def gelu_v2_reference(x, approximate=0):
 def gelu_v2(x, approximate):
     """GELU x * Φ(x): exact (erf) for approximate != 1, the tanh approximation for approximate = 1."""
     if approximate == TANH:
-        return swish_value(x, tanh_z(x))
+        return times_sigmoid(x, tanh_z(x))
     return x * normal_cdf(x)

@@ -23,57 +23,12 @@ below), over edge values in every dtype (tests/ops/test_family.py).
 import numpy as np
 
 import aclgen
-from aclgen import Attr, Split, exp, f32, logical_or, maximum, minimum, select
+from aclgen import Attr, Split
+from aclgen.ops.activation.sigmoid import times_sigmoid
 from aclgen.runtime import constants as C
 
 A2 = ("float32", "float16", "bfloat16")
 DTYPES = {"Ascend910B": A2, "Ascend910_93": A2, "Ascend950": A2, "Ascend910": A2[:2], "Ascend310P": A2[:2]}
-
-# times_sigmoid's constants. Below TAIL, 1 + e^-x is e^-x to a relative 1e-38, and
-# p * e^x = (p * SCALE) / exp(-x - SHIFT) * SCALE: exp(-x - SHIFT) <= e^16 is a normal float down
-# to x = -192 (where p * e^x underflows for every f32 p; CAP keeps it finite below that, so that
-# an infinite p stays infinite), -x - SHIFT is exact there, and SCALE = f32(e^-52) is normal
-# (SCALE^2 = e^-104 would not be). At or above TAIL, p * sigmoid(x) = p / (1 + exp(-x)) with
-# exp(-x) <= e^88 finite.
-TAIL = -88.0
-SHIFT = 104.0
-SCALE = f32(np.exp(-52.0))
-CAP = 88.5
-TINY = f32(2.0**-149)
-INF = float("inf")
-# float64's sigmoid is 0 below -709.78 (exp(-x) overflows there): down to that point an infinite
-# p times sigmoid(x) is infinite in the float64 formula; below it, p * 0 (NaN for an infinite p).
-F64_SIGMOID_ZERO = f32(-709.78271484375)
-
-
-def sigmoid_quotient(x):
-    """(m, d) with sigmoid(x) = m / d * m, from one exp: m = 1 and d = 1 + exp(-x) at or above
-    TAIL; below it m = SCALE (0 below float64's zero) and d = exp(min(-x - SHIFT, CAP)). A
-    product takes m, d, m in turn, one chain whose operands are selects: two chains (one per
-    side) and a select of their results ran 1.3x as long, and the quotient p / (1 + e) instead
-    of p * (1 / (1 + e)) is one rounding and one multiply fewer (Glu f32, 1M: 262 -> 246 µs)."""
-    tail = x < TAIL
-    m = select(tail, select(x < F64_SIGMOID_ZERO, 0.0, SCALE), 1.0)
-    e = exp(minimum(select(tail, -x - SHIFT, -x), CAP))
-    return m, select(tail, e, 1.0 + e)
-
-
-def times_sigmoid(p, x):
-    """p * sigmoid(x) for any f32 p and x, accurate where sigmoid(x) is subnormal: the tail's
-    product is ((p * SCALE) / d) * SCALE, whose intermediates stay normal whenever the result
-    is (p * SCALE underflows only for |p| < 2^-51, where p * e^x < 2^-178 anyway)."""
-    m, d = sigmoid_quotient(x)
-    return p * m / d * m
-
-
-def times_sigmoid2(p, q, x):
-    """p * q * sigmoid(x), also where p * q overflows f32 but the result does not: then |p| and
-    |q| are >= 1 and the product takes (p * m) * ((q * m) / d), whose factors stay normal. An
-    infinite p or q keeps p * q first (inf times the positive rest is inf, as in float64)."""
-    m, d = sigmoid_quotient(x)
-    pq = p * q
-    first = logical_or(abs(pq) < INF, maximum(abs(p), abs(q)) == INF)
-    return select(first, pq * m / d * m, p * m * (q * m / d))
 
 
 def check(call):

@@ -36,7 +36,8 @@ import numpy as np
 
 import aclgen
 from aclgen import Attr, Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
-from aclgen.ops.activation.glu import DTYPES, SCALE, SHIFT, TINY, grad_input_shapes, grad_result, sigmoid64
+from aclgen.ops.activation.glu import DTYPES, grad_input_shapes, grad_result, sigmoid64
+from aclgen.ops.activation.sigmoid import SCALE, SHIFT, TINY
 
 INF = float("inf")
 CUT = 80.0  # |b| beyond which sigmoid(-|b|) takes the scaled tail (e^-80 is normal, e^-88 not)

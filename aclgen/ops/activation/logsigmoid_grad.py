@@ -1,9 +1,9 @@
 """activation/logsigmoid_grad: aclnnLogSigmoidBackward(gradOutput, self, buffer, gradInput).
 
 Formula (doc page's 计算公式): gradInput = gradOutput / (1 + e^x) = gradOutput * σ(-x). CANN's kernel
-forms it from e = e^-|x| as (x < 0 ? 1 : e) / (1 + e) * g; here σ(-x) comes from the same single
-exp, with a σ(-x) below e^-64 carried scaled so that a large gradient keeps its bits
-(sigmoid.sigmoid_pair, times_small). x = +inf gives g * 0, x = -inf gives g, NaN propagates.
+forms it from e = e^-|x| as (x < 0 ? 1 : e) / (1 + e) * g; here it is g / (1 + e^x) from one
+exp, with a σ(-x) below e^-80 carried scaled so that a large gradient keeps its bits
+(sigmoid.times_sigmoid). x = +inf gives g * 0, x = -inf gives g, NaN propagates.
 Bound: 4 ulp of the output dtype against float64.
 
 `buffer` (the forward's intermediate result) is unused, as the doc says; it must still be given.
@@ -20,7 +20,7 @@ names it with the others, so its dtype and shape are checked last, the same way.
 import numpy as np
 
 import aclgen
-from aclgen.ops.activation.sigmoid import sigmoid_pair, times_small
+from aclgen.ops.activation.sigmoid import times_sigmoid
 
 FLOATS = ("float32", "float16", "bfloat16")
 DTYPES = {"Ascend910B": FLOATS, "Ascend910_93": FLOATS, "Ascend950": FLOATS,
@@ -59,5 +59,4 @@ def log_sigmoid_backward_reference(g, x, buffer=None):
 )
 def log_sigmoid_backward(g, x, buffer):
     """The gradient of log_sigmoid at `self` applied to `gradOutput` (`buffer` is not used)."""
-    (u, k), _ = sigmoid_pair(-x)
-    return times_small(g, u, k)
+    return times_sigmoid(g, -x)

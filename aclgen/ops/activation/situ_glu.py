@@ -34,7 +34,8 @@ import numpy as np
 
 import aclgen
 from aclgen import Attr, Split, f32, select, tanh
-from aclgen.ops.activation.glu import halved, input_shapes, sigmoid64, times_sigmoid
+from aclgen.ops.activation.glu import halved, input_shapes, sigmoid64
+from aclgen.ops.activation.sigmoid import times_sigmoid
 
 A2 = ("float32", "float16", "bfloat16")
 DTYPES = {"Ascend910B": A2, "Ascend910_93": A2, "Ascend950": A2, "Ascend910": (), "Ascend310P": ()}

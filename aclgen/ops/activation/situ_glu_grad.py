@@ -33,7 +33,8 @@ import numpy as np
 
 import aclgen
 from aclgen import Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
-from aclgen.ops.activation.glu import SCALE, SHIFT, TINY, grad_input_shapes, grad_result, sigmoid64
+from aclgen.ops.activation.glu import grad_input_shapes, grad_result, sigmoid64
+from aclgen.ops.activation.sigmoid import SCALE, SHIFT, TINY
 from aclgen.ops.activation.situ_glu import ATTRS, DTYPES, halves, linear, scaled_tanh
 
 INF = float("inf")

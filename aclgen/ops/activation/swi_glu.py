@@ -25,7 +25,8 @@ import numpy as np
 
 import aclgen
 from aclgen import Attr, Split
-from aclgen.ops.activation.glu import halved, input_shapes, sigmoid64, times_sigmoid2
+from aclgen.ops.activation.glu import halved, input_shapes, sigmoid64
+from aclgen.ops.activation.sigmoid import times_sigmoid2
 from aclgen.ops.activation.swi_glu_grad import FORMATS
 
 A2 = ("bfloat16", "float16", "float32")

@@ -2,8 +2,8 @@
 
 Formulas (doc pages' 计算公式): Silu: out = self / (1 + e^-self); Swish: out = x * σ(βx), β the
 f32 value of betaOptional (NULL means 1.0, as the doc says). Both are x * σ(βx) here, computed in
-f32 and rounded once, with σ(βx) below e^-64 carried scaled (sigmoid.sigmoid_pair, times_small) so
-that a result below FLT_MIN is still rounded once: x * σ(x) for x = -100 is a subnormal, exact to
+f32 and rounded once, as x / (1 + e^-βx) with σ(βx) below e^-80 carried scaled
+(sigmoid.times_sigmoid) so that a result below FLT_MIN is still rounded once: x * σ(x) for x = -100 is a subnormal, exact to
 its last bit, where x / (1 + e^-x) has lost it. ±inf and NaN follow from the formula as from
 CANN's kernel, which divides x by 1 + e^(-βx) (x = -inf gives NaN, +inf gives +inf for β > 0).
 Bound: 3 ulp of the output dtype against float64.
@@ -21,17 +21,11 @@ import numpy as np
 
 import aclgen
 from aclgen import Scalar
-from aclgen.ops.activation.sigmoid import sigmoid_pair, times_small
+from aclgen.ops.activation.sigmoid import times_sigmoid
 
 HALF_FLOAT_BF16 = ("float16", "float32", "bfloat16")
 DTYPES = {"Ascend910B": HALF_FLOAT_BF16, "Ascend910_93": HALF_FLOAT_BF16, "Ascend950": HALF_FLOAT_BF16,
           "Ascend910": HALF_FLOAT_BF16[:2], "Ascend310P": HALF_FLOAT_BF16[:2]}
-
-
-def swish_value(x, z):
-    """x * σ(z), rounded once even where it is below FLT_MIN."""
-    (u, k), _ = sigmoid_pair(z)
-    return times_small(x, u, k)
 
 
 def silu_check(call):
@@ -71,7 +65,7 @@ def swish_reference(x, beta=1.0):
 )
 def silu(x):
     """x * sigmoid(x) (SiLU, Swish with beta = 1), element by element."""
-    return swish_value(x, x)
+    return times_sigmoid(x, x)
 
 
 @aclgen.operator(
@@ -88,4 +82,4 @@ def silu(x):
 )
 def swish(x, beta):
     """x * sigmoid(beta * x), element by element (betaOptional NULL: beta = 1)."""
-    return swish_value(x, beta * x)
+    return times_sigmoid(x, beta * x)
