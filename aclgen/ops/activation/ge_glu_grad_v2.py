@@ -42,21 +42,17 @@ from aclgen import Attr, Split, f32, logical_and, logical_or, maximum, select
 from aclgen.ops.activation.ge_glu_v2 import APPROXIMATE, DIM, TANH, approximate_value, split_dim
 from aclgen.ops.activation.gelu import (
     SQRT_8_OVER_PI,
-    TANH_A,
-    TANH_B,
     gelu_slope,
     normal_cdf_reference,
     normal_pdf_reference,
-    tanh_z,
+    tanh_slope_terms,
     tanh_z_reference,
 )
 from aclgen.ops.activation.glu import grad_input_shapes, grad_result, sigmoid64
-from aclgen.ops.activation.sigmoid import sigmoid_pair
 
 INF = float("inf")
 A2 = ("float32", "float16", "bfloat16")
 DTYPES = {"Ascend910B": A2, "Ascend910_93": A2, "Ascend950": A2, "Ascend310P": A2[:2], "Ascend910": ()}
-TANH_A3 = 3.0 * TANH_A.value
 # the last x where float64's Gelu'(x) is not 0, per approximate (below it, 0)
 LAST = {0: f32(-38.575496673583984), TANH: f32(-21.159788131713867)}
 TAIL = -5.0  # below it Gelu'(x) < 0
@@ -81,12 +77,11 @@ def gelu_derivative(x, approximate: int):
     """Gelu'(x) for `approximate` (see the module docstring), kept at -2^-149 where it underflowed
     above float64's zero."""
     if approximate == TANH:
-        (su, sk), (cu, ck) = sigmoid_pair(tanh_z(x))
-        second = x * (TANH_B + TANH_A3 * (x * x)) * (su * cu) * (sk * ck)
+        sigma, second = tanh_slope_terms(x)
         # beyond |x| = 1e4 the second term is 0 to any precision, but x * z' overflows f32 and
         # meets sigmoid's 0 (inf * 0); +-inf keeps the formula's NaN
         big = logical_and(abs(x) > 1e4, abs(x) < INF)
-        d = su * sk + select(big, 0.0, second)
+        d = sigma + select(big, 0.0, second)
     else:
         d = gelu_slope(x)
     under = logical_and(logical_and(x < TAIL, x >= LAST[approximate]), d > NEG_TINY)

@@ -36,7 +36,7 @@ import numpy as np
 
 import aclgen
 from aclgen import exp, f32, muladd, select
-from aclgen.ops.activation.sigmoid import times_sigmoid
+from aclgen.ops.activation.sigmoid import sigmoid_quotient, times_sigmoid
 from aclgen.runtime import constants as C
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -61,6 +61,18 @@ MILLS_R = tuple(f32(h(c)) for c in (
 def tanh_z(x):
     """z = 2 * √(2/π) * (x + 0.044715 x³), so that 0.5 * (1 + tanh(z / 2)) = σ(z)."""
     return x * (TANH_B + TANH_A * (x * x))
+
+
+TANH_A3 = 3.0 * TANH_A.value
+
+
+def tanh_slope_terms(x):
+    """The two terms of the tanh form's derivative, (σ(z), x z'(x) σ(z) σ(-z)) with z = tanh_z(x)
+    and z' = 2 √(2/π) (1 + 3 * 0.044715 x²), from one exp (sigmoid.sigmoid_quotient): the second
+    takes the scale m last, so that it keeps its bits where σ(z) is below FLT_MIN."""
+    m, e, d = sigmoid_quotient(tanh_z(x))
+    q = 1.0 / d
+    return m * q * m, x * (TANH_B + TANH_A3 * (x * x)) * q * (e * q) * m * m
 
 
 def tanh_z_reference(x):

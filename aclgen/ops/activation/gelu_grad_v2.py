@@ -8,7 +8,7 @@ Formula (doc page's 计算公式): gradInput = gradOutput * d(x), `approximate` 
   gives only the forward): d = σ(z) + x σ(z) σ(-z) z'(x), z' = 2√(2/π)(1 + 3 * 0.044715 x²).
   CANN's kernel replaces a NaN second term by 0, so x = +inf gives d = 1 and -inf gives d = 0,
   the limits (NaN x stays NaN through σ(z)); so does this formula and its reference. σ(z) and
-  σ(-z) come from one exp (sigmoid.sigmoid_pair), their product scaled where it is below e^-64.
+  σ(-z) come from one exp (gelu.tanh_slope_terms), their product scaled where it is below e^-80.
 
 Bound: 256 ulp of the output dtype against the float64 formulas, at the larger of the result and
 the size of d's two terms times |g| (the reference's `scale`: they cancel near x ≈ -0.7518 for
@@ -34,19 +34,14 @@ from aclgen import Attr, isnan, select
 from aclgen.ops.activation.gelu import (
     DTYPES,
     SQRT_8_OVER_PI,
-    TANH_A,
-    TANH_B,
     gelu_slope,
     sigmoid_reference,
-    tanh_z,
+    tanh_slope_terms,
     tanh_z_reference,
 )
 from aclgen.ops.activation.gelu_grad import gelu_backward_reference, gelu_backward_scale
-from aclgen.ops.activation.sigmoid import sigmoid_pair
 from aclgen.ops.activation.sigmoid_grad import promote
 from aclgen.runtime import constants as C
-
-TANH_A3 = 3.0 * TANH_A.value
 
 
 def check(call):
@@ -107,6 +102,5 @@ def gelu_backward_v2(g, x, approximate):
     applied to `gradOutput` (broadcasting)."""
     if approximate == "none":
         return g * gelu_slope(x)
-    (su, sk), (cu, ck) = sigmoid_pair(tanh_z(x))
-    second = x * (TANH_B + TANH_A3 * (x * x)) * (su * cu) * (sk * ck)
-    return g * (su * sk + select(isnan(second), 0.0, second))
+    sigma, second = tanh_slope_terms(x)
+    return g * (sigma + select(isnan(second), 0.0, second))

@@ -4,7 +4,7 @@ Formula (doc page's 计算公式): out = x * tanh(softplus(x)), softplus(x) = ln
 n = e^x, tanh(ln(1 + n)) = n (n + 2) / (n (n + 2) + 2) exactly, which is how CANN's kernel computes
 it (that form for x < 0 and, divided through by n², (1 + 2m) / (1 + 2m + 2m²) with m = e^-x for
 x >= 0). Here one exp, m = e^-|x|, gives both sides (`mish_parts`); for x < -64 the factor m is
-carried scaled (as sigmoid.sigmoid_pair), so a result below FLT_MIN is still rounded once.
+carried scaled by e^-64 (sigmoid.times_small), so a result below FLT_MIN is still rounded once.
 x = +inf gives +inf, x = -inf gives NaN (-inf * tanh(0), as the float64 formula), NaN propagates.
 Bound: 4 ulp of the output dtype against float64.
 

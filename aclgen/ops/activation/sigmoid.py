@@ -14,9 +14,8 @@ dtype (161002 otherwise).
 share (Silu, Swish, FastGelu, GeLU's tanh form, the GLU family, SiluBackward, SwishBackward,
 FastGeluBackward, LogSigmoidBackward, SoftplusBackward): sigmoid and its complement from one exp,
 scaled so that a large value times a sigmoid below FLT_MIN keeps its bits (CANN's kernels and
-torch lose them: FLT_MAX * e^-100 has 3 bits). `sigmoid_pair` and `times_small`, an older form of
-the same scaling (e^-64 as a separate factor), remain in the GELU and Mish gradients, which take
-both sides through the tanh form.
+torch lose them: FLT_MAX * e^-100 has 3 bits). `times_small` takes a value that Mish and its
+gradient carry scaled by e^-64 (BIG) the same way.
 
 Checks (op_api's order): self, out present (161001); self's dtype, then out's, in the SoC's list;
 out's dtype equal to self's; out's shape equal to self's; at most 8 dims (161002). The in-place
@@ -72,22 +71,6 @@ def sigmoid_quotient(x):
     m = select(tail, select(x <= F64_SIGMOID_ZERO, 0.0, TAIL_SCALE), 1.0)
     e = exp(minimum(select(tail, -x - TAIL_SHIFT, -x), CAP))
     return m, e, select(tail, e, 1.0 + e)
-
-
-def sigmoid_pair(z):
-    """(σ(z), σ(-z)) from one exp, each as a pair (u, k) whose value is u * k: k = 1, except
-    that the side below e^-64 is u = e^(64 - |z|) / (1 + e^-|z|) (normal down to |z| = 151)
-    with k = f32(e^-64). 64 - |z| is exact for |z| > 64, so u carries e^-|z| to its last bit
-    where e^-|z| itself is subnormal; a product takes u first and k last (`times_small`).
-    z = NaN gives NaN on both sides."""
-    a = abs(z)
-    big = a > BIG
-    t = exp(select(big, BIG - a, -a))
-    k = select(big, E_MINUS_BIG, 1.0)
-    r = 1.0 / (1.0 + t * k)  # σ(|z|)
-    small = t * r  # σ(-|z|) / k
-    pos = z >= 0.0
-    return (select(pos, r, small), select(pos, 1.0, k)), (select(pos, small, r), select(pos, k, 1.0))
 
 
 def times_sigmoid(p, x):
