@@ -11,9 +11,9 @@ loaded once per row and splatted.
 
 `width = 0` takes the model's width (`model_width`) for `lanes`, the f32 lanes of one of the
 target's vector registers (the compiler passes 4 for SSE, 8 for AVX2, 16 for AVX-512; the
-default, 8, keeps `aclgen opt`'s output the same on every machine): two registers, and 32 lanes in
-at most four registers for bodies with heavy functions (exp, sigmoid, tanh, ...: the `heavy`
-records of aclgen/frontend/dsl.py) and deinterleaved bf16. The runtime passes a width
+default, 8, keeps `aclgen opt`'s output the same on every machine): two registers, four for
+bodies with heavy functions (exp, sigmoid, tanh, ...: the `heavy` records of
+aclgen/frontend/dsl.py), and 32 lanes in at most four registers for other deinterleaved bf16. The runtime passes a width
 `aclgen tune` measured instead, where it measured one (aclgen/schedules.py).
 
 With `align = true` (default) the vector loop starts at the first column where the first
@@ -241,7 +241,7 @@ class VectorizeElementwisePass(ModulePass):
                 vectorize_loop(loop, width, self.lanes, self.align, self.nontemporal, self.deinterleave)
 
 
-HEAVY_LANES = 32  # f32 lanes of one value in bodies with heavy functions and deinterleaved bf16
+DEINTERLEAVED_LANES = 32  # f32 lanes of one value in light deinterleaved bf16 bodies
 REGISTERS_PER_VALUE = (4, 2)  # at most, in heavy and in other bodies
 
 
@@ -255,14 +255,21 @@ def model_width(loop: scf.ForOp, lanes: int) -> int:
       2 threads, median µs: f16/bf16 bodies (widen, compute in f32, round back) hardswish bf16
       174 -> 161, f16 95 -> 87 against one register (four: 81 -> 90); f32 bodies, more loads in
       flight: selu 64K 7.8 -> 7.0, 1M 110 -> 105, threshold 64K 8.4 -> 7.4, 1M 101 -> 98.
-    - Bodies with heavy functions (long dependent chains, a dozen live temporaries) and deinterleaved bf16
-      bodies (`deinterleaves`): 32 lanes, at most four registers. AVX2: four ymm (SwiGluGrad 1M
-      777 -> 701 against two; hardswish bf16 1M 118 -> 112, selu 91 -> 83, softshrink 56 -> 50).
-      AVX-512 (Zen 4, issue 13): 16 or 32 lanes run SwiGluGrad 1M in 1.65-1.7 ms, 64 lanes
-      (four zmm) in 2.5: the body's temporaries at four zmm each no longer fit the 32 registers
-      and spill. What counts is the lanes in flight, not the registers they take.
+    - Bodies with heavy functions (long dependent chains, a dozen live temporaries): four
+      registers, whatever their width. AVX2: four ymm (SwiGluGrad 1M 777 -> 701 against two).
+      AVX-512 (Zen 4, `aclgen bench`, 1M, minima of two runs): four zmm against two, softplus
+      f32 595 -> 504 µs, bf16 643 -> 540, mish_backward bf16 587 -> 494, log_sigmoid bf16 590 ->
+      506, GeLU bf16 412 -> 371, Glu bf16 344 -> 292; sigmoid f32 135 -> 142 and SwiGluGrad f32
+      322 -> 331 the other way. Four zmm spill some temporaries; that used to cost 1.5x (SwiGluGrad
+      2.5 ms against 1.7) while the spill slots could straddle cache lines, which the kernels'
+      64-byte frame alignment (aclgen/codegen/llvm_ir.py) ended.
+    - Light deinterleaved bf16 bodies (`deinterleaves`): 32 lanes, at most four registers (AVX2:
+      hardswish bf16 1M 118 -> 112, selu 91 -> 83, softshrink 56 -> 50 against two; AVX-512:
+      64 lanes ran softshrink bf16 1M 36 -> 39 and hardswish 69 -> 76).
     """
     body = loop.body.block
-    if any(isinstance(o, ew.FunctionOp) and o.FUNCTION.heavy for o in body.ops) or deinterleaves(body):
-        return min(REGISTERS_PER_VALUE[0] * lanes, max(HEAVY_LANES, lanes))
+    if any(isinstance(o, ew.FunctionOp) and o.FUNCTION.heavy for o in body.ops):
+        return REGISTERS_PER_VALUE[0] * lanes
+    if deinterleaves(body):
+        return min(REGISTERS_PER_VALUE[0] * lanes, max(DEINTERLEAVED_LANES, lanes))
     return REGISTERS_PER_VALUE[1] * lanes

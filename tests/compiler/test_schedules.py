@@ -42,13 +42,17 @@ def _ir(op_name: str, dtype: str = "float32", **env: str) -> str:
 @pytest.mark.parametrize("cpu, simple, heavy", [
     ("x86-64", 8, 16),  # SSE2: two xmm; exp bodies four xmm
     ("haswell", 16, 32),  # AVX2: two ymm; four ymm
-    ("skylake-avx512", 32, 32),  # AVX-512: two zmm; 32 lanes are two zmm (four spill, issue 13)
+    ("skylake-avx512", 32, 64),  # AVX-512: two zmm; four zmm
 ])
 def test_model_width_per_target(cpu, simple, heavy):
     assert f"<{simple} x float>" in _ir("hardswish_backward", ACLGEN_CPU_NAME=cpu)
     assert f"<{2 * simple} x float>" not in _ir("hardswish_backward", ACLGEN_CPU_NAME=cpu)
     swiglu = _ir("swi_glu_grad", ACLGEN_CPU_NAME=cpu)
     assert f"<{heavy} x float>" in swiglu and f"<{2 * heavy} x float>" not in swiglu
+    # a light deinterleaved bf16 body: 32 lanes, at most four registers
+    half = _ir("hardswish_backward", "bfloat16", ACLGEN_CPU_NAME=cpu)
+    lanes = min(32, heavy)
+    assert f"<{lanes} x float>" in half and f"<{2 * lanes} x float>" not in half
 
 
 # ------------------------------------------------------------------------ tuned schedules
