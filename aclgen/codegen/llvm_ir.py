@@ -12,9 +12,10 @@ from typing import cast
 import llvmlite.ir as ir
 from xdsl.backend.llvm import convert as xconvert
 from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
+from xdsl.backend.llvm.convert_op import create_constant
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from aclgen.dialects import llvmx
@@ -41,6 +42,8 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             if op.alignment:
                 slot.align = op.alignment.value.data  # pyright: ignore[reportAttributeAccessIssue]
             values[op.res] = slot
+        case llvm.ConstantOp() if isinstance(op.result.type, VectorType):
+            values[op.result] = _vector_constant(create_constant(op.result.type, op.value))
         case llvm.StoreOp() if op.nontemporal is not None:
             # xDSL's converter drops the flag: keep it as !nontemporal metadata
             align = op.alignment.value.data if op.alignment else None
@@ -48,6 +51,30 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             store.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
         case _:
             xdsl_convert_op(op, b, values, blocks)
+
+
+class _Splat(ir.Constant):
+    """A vector constant of one value in every lane, printed `splat (T v)`."""
+
+    def __init__(self, typ: ir.VectorType, lane: ir.Constant):
+        # Constant.__init__ would make a tuple of lanes of any non-list value: set the fields
+        self.type, self.constant = typ, f"splat ({lane})"
+
+    def _get_reference(self) -> str:
+        return self.constant
+
+
+def _vector_constant(c: ir.Constant) -> ir.Constant:
+    """A vector constant whose lanes are one value as LLVM's `splat (T v)`: a 64-lane kernel has
+    dozens of them, and formatting (then parsing) every lane took a fifth of a cold compile. A
+    NaN lane never counts as equal, so its vector keeps the lanes' list."""
+    lanes = c.constant
+    if not isinstance(c.type, ir.VectorType) or not isinstance(lanes, list) or not lanes:
+        return c
+    first = lanes[0].constant
+    if all(lane.constant == first and repr(lane.constant) == repr(first) for lane in lanes):
+        return _Splat(c.type, lanes[0])
+    return c
 
 
 def _convert_func(op: llvm.FuncOp, module: ir.Module) -> None:
