@@ -29,7 +29,7 @@ def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> 
     pto.loop_vectorization = False
     pto.slp_vectorization = False
     # The vector width is our unroll (vectorize-elementwise picks it). LLVM's unroller left every
-    # vector loop as it was and only multiplied the then scalar peel and remainder loops (8x, with a
+    # vector loop as it was and only multiplied the scalar peel and remainder loops of the time (8x, with a
     # prologue) and doubled the tile loop: 35-40% of LLVM's time (threshold f32 opt+codegen
     # 39 -> 20 ms, SwiGluGrad 59 -> 43 ms) for no measurable speed.
     pto.loop_unrolling = False

@@ -13,8 +13,9 @@ loaded once per row and splatted.
 target's vector registers (the compiler passes 4 for SSE, 8 for AVX2, 16 for AVX-512; the
 default, 8, keeps `aclgen opt`'s output the same on every machine): two registers, four for
 bodies with heavy functions (exp, sigmoid, tanh, ...: the `heavy` records of
-aclgen/frontend/dsl.py), and 32 lanes in at most four registers for other deinterleaved bf16. The runtime passes a width
-`aclgen tune` measured instead, where it measured one (aclgen/schedules.py).
+aclgen/frontend/dsl.py), and 32 lanes in at most four registers for other deinterleaved bf16.
+The runtime passes a width `aclgen tune` measured instead, where it measured one
+(aclgen/schedules.py).
 
 With `align = true` (default) the vector loop starts at the first column where the first
 contiguous output's vector stores are aligned to one register (`4 * lanes` bytes, or the whole

@@ -62,11 +62,11 @@ F64_SIGMOID_ZERO = f32(-709.78271484375)
 def sigmoid_quotient(x):
     """(m, e, d) with sigmoid(x) = m / d * m and sigmoid(-x) = e / d, from one exp: m = 1,
     e = exp(-x) and d = 1 + e at or above TAIL; below it m = TAIL_SCALE (0 from float64's zero
-    down) and e = d = exp(min(-x - TAIL_SHIFT, CAP)). A product takes m, d, m in turn (p * m / d * m), one chain
-    whose operands are selects, so that a large p times a sigmoid below FLT_MIN keeps its bits:
-    two chains (one per side) and a select of their results ran 1.3x as long, and the quotient
-    p / (1 + e) instead of p * (1 / (1 + e)) is one rounding and one multiply fewer (Glu f32,
-    1M: 262 -> 246 µs)."""
+    down) and e = d = exp(min(-x - TAIL_SHIFT, CAP)). A product takes m, d, m in turn
+    (p * m / d * m), one chain whose operands are selects, so that a large p times a sigmoid
+    below FLT_MIN keeps its bits: two chains (one per side) and a select of their results ran
+    1.3x as long, and the quotient p / (1 + e) instead of p * (1 / (1 + e)) is one rounding and
+    one multiply fewer (Glu f32, 1M: 262 -> 246 µs)."""
     tail = x < TAIL
     m = select(tail, select(x <= F64_SIGMOID_ZERO, 0.0, TAIL_SCALE), 1.0)
     e = exp(minimum(select(tail, -x - TAIL_SHIFT, -x), CAP))
