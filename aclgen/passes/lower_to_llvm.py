@@ -397,7 +397,63 @@ def _lane_ptrs(b: Builder, op: tile.LoadOp | tile.StoreOp, n: int) -> list[SSAVa
             for i in range(n)]
 
 
+def _halves(b: Builder, count: SSAValue, n: int) -> tuple[SSAValue, SSAValue]:
+    """For the first `count` of `n` 16-bit columns (all of them when count >= n): the mask of the
+    n/2 32-bit words they fill, and the column of an odd last one (column 0, which the words hold
+    too, when there is none)."""
+    top = b.llvm(n, i64)
+    c = b(llvm.SelectOp(b(llvm.ICmpOp(count, top, _icmp("slt"))), count, top))
+    full = b(llvm.LShrOp(c, b.llvm(1, i64)))
+    odd = b(llvm.ICmpOp(b(llvm.AndOp(c, b.llvm(1, i64))), b.llvm(0, i64), _icmp("ne")))
+    index = b(llvm.SelectOp(odd, b(llvm.SubOp(c, b.llvm(1, i64))), b.llvm(0, i64)))
+    wt = VectorType(i64, [n // 2])
+    iota = b(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(wt, list(range(n // 2))), wt))
+    return b(llvm.ICmpOp(iota, splat(b, full, wt), _icmp("ult"))), index
+
+
+def _half_bits(fill: float | int) -> int:
+    """A 16-bit element's fill as its bits (bf16 memory constants are bits already; f16's are
+    floats)."""
+    return int(fill) if isinstance(fill, int) else int(np.float16(fill).view(np.uint16))
+
+
+def _prefix_count(mask: SSAValue | None) -> SSAValue | None:
+    """The column count of a `tile.prefix` mask (None for any other mask)."""
+    return mask.owner.count if mask is not None and isinstance(mask.owner, tile.PrefixOp) else None
+
+
+def load_halves(b: Builder, ptr: SSAValue, count: SSAValue, n: int, fill: int) -> SSAValue:
+    """The first `count` of `n` 16-bit columns at `ptr` as `<n x i16>`, `fill` (bits) in the
+    others, for a target without 16-bit masked loads (x86 before AVX-512BW, where LLVM's would
+    become a branch per lane): a masked load of the words they fill, and one 16-bit load of an odd
+    last column (always a column of the prefix: nothing past it is read)."""
+    mask, index = _halves(b, count, n)
+    word = ((fill & 0xFFFF) << 16) | (fill & 0xFFFF)
+    words_t = VectorType(i32, [n // 2])
+    words = b(llvm.CallIntrinsicOp(f"llvm.masked.load.v{n // 2}i32.p0",
+                                   [ptr, b.llvm(2, i32), mask, b.llvm(word - (1 << 32) * (word >> 31), words_t)],
+                                   [words_t]))
+    last = b(llvm.LoadOp(_gep(b, ptr, index, i16), i16, alignment=2))
+    return b(llvm.InsertElementOp(b(llvm.BitcastOp(words, VectorType(i16, [n]))), last, index))
+
+
+def store_halves(b: Builder, image: SSAValue, ptr: SSAValue, count: SSAValue, n: int) -> None:
+    """The first `count` columns of the `<n x i16>` `image` to `ptr`, for a target without 16-bit
+    masked stores: a masked store of the words they fill and one 16-bit store of an odd last
+    column (or of column 0 again, which the words also write: nothing past the prefix is
+    touched)."""
+    mask, index = _halves(b, count, n)
+    b(llvm.CallIntrinsicOp(f"llvm.masked.store.v{n // 2}i32.p0",
+                           [b(llvm.BitcastOp(image, VectorType(i32, [n // 2]))), ptr, b.llvm(2, i32), mask], []))
+    last = b(llvmx.ExtractElementOp(image, index, i16))
+    b(llvm.StoreOp(last, _gep(b, ptr, index, i16), alignment=2))
+
+
 class LowerLoad(Lowering):
+    def __init__(self, facts: dict, halves_masked: bool = True):
+        super().__init__(facts)
+        self.halves_masked = halves_masked
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.LoadOp, rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
@@ -421,16 +477,20 @@ class LowerLoad(Lowering):
             value = from_memory(b, x, rt)
         rewriter.replace(op, [], [value])
 
-    @staticmethod
-    def masked(b: Builder, op: tile.LoadOp) -> SSAValue:
-        """Only the mask's lanes read (a row's tail), `fill` in the others. Contiguous: LLVM's
-        masked load; otherwise each lane reads at its column where the mask holds and at `col`
-        (the first, always present) where it does not, and the fill is selected in."""
+    def masked(self, b: Builder, op: tile.LoadOp) -> SSAValue:
+        """Only the mask's lanes read (a remainder), `fill` in the others. Contiguous: LLVM's
+        masked load (16-bit columns without 16-bit masked loads: `load_halves`); otherwise each
+        lane reads at its column where the mask holds and at `col` (the first, always present)
+        where it does not, and the fill is selected in."""
         rt = op.result.type
         t, elem, align = memory_type(rt), memory_type(op.elem), _itemsize(op.elem)
         n = lanes(t)
         assert n is not None and op.mask is not None and op.fill is not None
         fill = _memory_constant(op.fill.value.data, element(op.elem))
+        count = _prefix_count(op.mask)
+        if op.layout.data == Layout.CONTIGUOUS and align == 2 and not self.halves_masked and count is not None:
+            raw = load_halves(b, _ptr(b, op), count, n, _half_bits(fill))
+            return from_memory(b, raw if elem == i16 else b(llvm.BitcastOp(raw, t)), rt)
         if op.layout.data == Layout.CONTIGUOUS:
             suffix = f"v{n}{_suffix(elem).removeprefix('v')}"
             x = b(llvm.CallIntrinsicOp(f"llvm.masked.load.{suffix}.p0",
@@ -445,8 +505,7 @@ class LowerLoad(Lowering):
             x = b(llvm.InsertElementOp(x, lane, b.llvm(i, i32)))
         return from_memory(b, b(llvmx.SelectOp(op.mask, x, b.llvm(fill, t))), rt)
 
-    @staticmethod
-    def deinterleaved(b: Builder, op: tile.LoadOp) -> SSAValue:
+    def deinterleaved(self, b: Builder, op: tile.LoadOp) -> SSAValue:
         """Lanes [0, n/2) get the even columns, [n/2, n) the odd ones (bf16 only: the verifier
         sees to it); little-endian, so column 2k is the low half of word k. With a mask (a prefix
         of the columns), the columns are read by a masked load and the words are its bits."""
@@ -457,9 +516,13 @@ class LowerLoad(Lowering):
         if op.mask is not None:
             assert op.fill is not None
             t = VectorType(i16, [n])
-            fill = b.llvm(_memory_constant(op.fill.value.data, op.elem), t)
-            raw = b(llvm.CallIntrinsicOp(f"llvm.masked.load.v{n}i16.p0", [_ptr(b, op), b.llvm(2, i32), op.mask, fill],
-                                         [t]))
+            fill = int(_memory_constant(op.fill.value.data, op.elem))
+            count = _prefix_count(op.mask)
+            if not self.halves_masked and count is not None:
+                raw = load_halves(b, _ptr(b, op), count, n, fill)
+            else:
+                raw = b(llvm.CallIntrinsicOp(f"llvm.masked.load.v{n}i16.p0",
+                                             [_ptr(b, op), b.llvm(2, i32), op.mask, b.llvm(fill, t)], [t]))
             words = b(llvm.BitcastOp(raw, word_type))
         else:
             words = b(llvm.LoadOp(_ptr(b, op), word_type, alignment=_itemsize(op.elem)))
@@ -469,6 +532,10 @@ class LowerLoad(Lowering):
 
 
 class LowerStore(Lowering):
+    def __init__(self, facts: dict, halves_masked: bool = True):
+        super().__init__(facts)
+        self.halves_masked = halves_masked
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tile.StoreOp, rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
@@ -491,14 +558,19 @@ class LowerStore(Lowering):
                 b(llvm.StoreOp(x, p, alignment=_itemsize(op.elem)))
         rewriter.erase(op)
 
-    @staticmethod
-    def masked(b: Builder, op: tile.StoreOp, value: SSAValue, align: int) -> None:
-        """Only the mask's lanes written (a row's tail): LLVM's masked store, or its masked
-        scatter of the lanes' addresses for a strided view."""
+    def masked(self, b: Builder, op: tile.StoreOp, value: SSAValue, align: int) -> None:
+        """Only the mask's lanes written (a remainder): LLVM's masked store (16-bit columns
+        without 16-bit masked stores: `store_halves`), or its masked scatter of the lanes'
+        addresses for a strided view."""
         vt = value.type
         n = lanes(vt)
         assert n is not None and op.mask is not None
         suffix = f"v{n}{_suffix(memory_type(op.elem)).removeprefix('v')}"
+        count = _prefix_count(op.mask)
+        if op.layout.data == Layout.CONTIGUOUS and _itemsize(op.elem) == 2 and not self.halves_masked and count is not None:
+            image = value if element(vt) == i16 else b(llvm.BitcastOp(value, VectorType(i16, [n])))
+            store_halves(b, image, _ptr(b, op), count, n)
+            return
         if op.layout.data == Layout.CONTIGUOUS:
             b(llvm.CallIntrinsicOp(f"llvm.masked.store.{suffix}.p0", [value, _ptr(b, op), b.llvm(align, i32), op.mask],
                                    []))
@@ -593,10 +665,11 @@ def _has_nontemporal(ret: func.ReturnOp) -> bool:
     return any(isinstance(o, tile.StoreOp) and o.nontemporal is not None for o in f.walk())
 
 
-def patterns(facts: dict, x86: bool) -> list[RewritePattern]:
+def patterns(facts: dict, x86: bool, halves_masked: bool = True) -> list[RewritePattern]:
     return [LowerConstant(facts), LowerBinary(facts), LowerUnary(facts), LowerFunction(facts), LowerMath(facts),
-            LowerCompare(facts), LowerSelect(facts), LowerConvert(facts), LowerParam(facts), LowerLoad(facts),
-            LowerStore(facts), LowerAlignOffset(facts), LowerLanes(facts), LowerControl(facts, x86)]
+            LowerCompare(facts), LowerSelect(facts), LowerConvert(facts), LowerParam(facts),
+            LowerLoad(facts, halves_masked), LowerStore(facts, halves_masked), LowerAlignOffset(facts),
+            LowerLanes(facts), LowerControl(facts, x86)]
 
 
 class _Refuse(RewritePattern):
@@ -635,6 +708,9 @@ class LowerToLLVMPass(ModulePass):
 
     noalias: bool = False
     x86: bool = True  # an x86 target (the compiler passes the target's)
+    # 16-bit masked loads and stores are instructions (x86: AVX-512BW; the compiler passes the
+    # target's); without them a masked 16-bit access is `load_halves` / `store_halves`
+    halves_masked: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for other in op.ops:
@@ -644,7 +720,8 @@ class LowerToLLVMPass(ModulePass):
                     "convert-scf-to-cf first"
                 )
         for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            applier = GreedyRewritePatternApplier([*patterns({}, self.x86), _Refuse()], dce_enabled=False)
+            applier = GreedyRewritePatternApplier([*patterns({}, self.x86, self.halves_masked), _Refuse()],
+                                                  dce_enabled=False)
             PatternRewriteWalker(applier, apply_recursively=False, walk_reverse=True).rewrite_region(f.body)
             op.body.block.insert_op_before(llvm_function(f, self.noalias), f)
             op.body.block.erase_op(f)

@@ -70,7 +70,8 @@ def passes(options: Options, target: Host) -> list[ModulePass]:
                                   "nontemporal": options.nontemporal},
         "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on",
                         "rounding": target.has("sse4.1") or not target.is_x86},
-        "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86},
+        "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86,
+                          "halves_masked": target.is_x86 and target.has("avx512bw")},
     }
     return [PASSES[name]()(**settings.get(name, {})) for name in PIPELINE]
 

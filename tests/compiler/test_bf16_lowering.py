@@ -9,8 +9,10 @@ import pytest
 from xdsl.utils.exceptions import VerifyException
 
 import aclgen
+from aclgen.codegen.target import host
 from aclgen.dialects import tile
 from aclgen.frontend import select
+from aclgen.knobs import overridden
 from tests.kernels import kernel
 
 BF16 = ml_dtypes.bfloat16
@@ -70,18 +72,28 @@ def test_a_nan_parameter_with_a_low_payload_stays_nan(n):
     assert np.isnan(got.astype(np.float32)).all()
 
 
-def test_deinterleaved_views_at_every_offset_write_only_their_elements():
-    op = aclgen.compile(lambda a, b: select(a <= b, a * 0.5, b - a), dtypes="bfloat16")
+@pytest.mark.parametrize("cpu", ["", "haswell"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_views_at_every_offset_write_only_their_elements(cpu, dtype):
+    """The masked remainder steps read and write only their columns: with 16-bit masked
+    instructions (AVX-512BW, natively here) and without (AVX2: 32-bit words and an odd last
+    column, lower_to_llvm.load_halves), deinterleaved (bf16) or not (f16)."""
+    if cpu and not host().triple.startswith("x86_64"):
+        pytest.skip("x86-64 CPU names")
+    np_dtype = BF16 if dtype == "bfloat16" else np.float16
     rng = np.random.default_rng(0)
-    for n in (16, 33, 100):
-        for off in range(4):
-            a = rng.standard_normal(n).astype(BF16)
-            b = rng.standard_normal(n).astype(BF16)
-            buf = np.full(n + 8, 7.0, BF16)
-            op(a, b, out=[buf[off : off + n]])
-            a32, b32 = a.astype(np.float32), b.astype(np.float32)
-            _same(buf[off : off + n], np.where(a32 <= b32, a32 * 0.5, b32 - a32).astype(BF16))
-            assert (buf[:off] == 7).all() and (buf[off + n :] == 7).all()
+    with overridden(ACLGEN_CPU_NAME=cpu):
+        op = aclgen.compile(lambda a, b: select(a <= b, a * 0.5, b - a), dtypes=dtype, name=f"views_{cpu or 'host'}")
+        assert ("deinterleaved" in op.ir["vectorize-elementwise"]) == (dtype == "bfloat16")
+        for n in (1, 2, 16, 33, 100):
+            for off in range(4):
+                a = rng.standard_normal(n).astype(np_dtype)
+                b = rng.standard_normal(n).astype(np_dtype)
+                buf = np.full(n + 8, 7.0, np_dtype)
+                op(a, b, out=[buf[off : off + n]])
+                a32, b32 = a.astype(np.float32), b.astype(np.float32)
+                _same(buf[off : off + n], np.where(a32 <= b32, a32 * 0.5, b32 - a32).astype(np_dtype))
+                assert (buf[:off] == 7).all() and (buf[off + n :] == 7).all(), (n, off)
 
 
 def test_rounding_steps_follow_provenance():

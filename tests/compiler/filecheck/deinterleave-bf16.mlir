@@ -1,6 +1,7 @@
 // RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false}' | filecheck %s
 // RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false},convert-scf-to-cf,lower-to-llvm' | filecheck %s --check-prefix=LLVM
 // RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false deinterleave=false}' | filecheck %s --check-prefix=OFF
+// RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false},convert-scf-to-cf,lower-to-llvm{halves_masked=false}' | filecheck %s --check-prefix=WORDS
 
 // A column loop whose every access is contiguous bf16 is vectorized with deinterleaved loads and
 // stores (even columns in lanes 0-7, odd ones in lanes 8-15), and so is the masked tail step
@@ -38,6 +39,17 @@
 // LLVM-NEXT:   llvm.bitcast %[[RAW]] : vector<16xi16> to vector<8xi32>
 // LLVM:        %[[IMAGE:.*]] = llvm.bitcast %{{.*}} : vector<8xi32> to vector<16xi16>
 // LLVM:        llvm.call_intrinsic "llvm.masked.store.v16i16.p0"(%[[IMAGE]],
+// A target without 16-bit masked loads and stores (x86 before AVX-512BW, where LLVM's would be a
+// branch per lane) reads the 32-bit words the columns fill under a word mask and an odd last
+// column by itself, and writes them the same way:
+// WORDS:       %[[WORDS:.*]] = llvm.call_intrinsic "llvm.masked.load.v8i32.p0"
+// WORDS-NEXT:  %[[LAST:.*]] = llvm.getelementptr
+// WORDS-NEXT:  %[[ODD:.*]] = llvm.load %[[LAST]] {alignment = 2 : i64} : !llvm.ptr -> i16
+// WORDS-NEXT:  %[[RAW:.*]] = llvm.bitcast %[[WORDS]] : vector<8xi32> to vector<16xi16>
+// WORDS-NEXT:  llvm.insertelement %[[ODD]], %[[RAW]][%{{.*}} : i64] : vector<16xi16>
+// WORDS:       llvm.call_intrinsic "llvm.masked.store.v8i32.p0"
+// WORDS:       llvm.store %{{.*}}, %{{.*}} {alignment = 2 : i64} : i16, !llvm.ptr
+// WORDS-NOT:   v16i16.p0
 builtin.module {
   func.func @half(%in0: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) {
     %s = tile.param %meta[1] : i64
