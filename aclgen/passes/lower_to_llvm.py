@@ -31,7 +31,9 @@ the old ones everywhere.
 
 Options: `noalias = true` makes every pointer argument `noalias` (the runtime only picks such a
 variant when it has proved that the outputs overlap no input); `x86 = true` (the compiler sets it
-from the target) fences streaming stores before returning (`sfence`: they are weakly ordered).
+from the target) fences streaming stores before returning (`sfence`: they are weakly ordered);
+`halves_masked = false` (the compiler's choice for a target without AVX-512BW) makes a masked
+16-bit access one of 32-bit words plus one of an odd last column (`load_halves`).
 """
 
 from __future__ import annotations
