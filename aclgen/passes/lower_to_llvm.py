@@ -408,9 +408,14 @@ def _halves(b: Builder, count: SSAValue, n: int) -> tuple[SSAValue, SSAValue]:
     full = b(llvm.LShrOp(c, b.llvm(1, i64)))
     odd = b(llvm.ICmpOp(b(llvm.AndOp(c, b.llvm(1, i64))), b.llvm(0, i64), _icmp("ne")))
     index = b(llvm.SelectOp(odd, b(llvm.SubOp(c, b.llvm(1, i64))), b.llvm(0, i64)))
-    wt = VectorType(i64, [n // 2])
-    iota = b(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(wt, list(range(n // 2))), wt))
-    return b(llvm.ICmpOp(iota, splat(b, full, wt), _icmp("ult"))), index
+    return prefix_mask(b, full, n // 2), index
+
+
+def prefix_mask(b: Builder, count: SSAValue, n: int) -> SSAValue:
+    """The `<n x i1>` mask of lanes below `count` (an i64; all of them when count >= n)."""
+    t = VectorType(i64, [n])
+    index = b(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, list(range(n))), t))
+    return b(llvm.ICmpOp(index, splat(b, count, t), _icmp("ult")))
 
 
 def _half_bits(fill: float | int) -> int:
@@ -613,9 +618,7 @@ class LowerLanes(Lowering):
         if isinstance(op, tile.PrefixOp):
             n = lanes(op.result.type)
             assert n is not None
-            t = VectorType(i64, [n])
-            index = b(llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, list(range(n))), t))
-            rewriter.replace(op, llvm.ICmpOp(index, splat(b, op.count, t), _icmp("ult")))
+            rewriter.replace(op, [], [prefix_mask(b, op.count, n)])
         elif isinstance(op, tile.ShuffleOp):
             rt = llvm_type(op.result.type)
             rewriter.replace(op, [], [shuffle(b, op.input, op.input, list(op.lanes.get_values()), rt)])

@@ -713,7 +713,7 @@ def _final_pass(row: _Row, element_outputs) -> None:
     cb(scf.YieldOp())
     columns = scf.ForOp(rb.index(0), row.inner, rb.index(1), [], Region(cb_block))
     columns.attributes["tile.inner"] = UnitAttr()
-    columns.attributes["tile.masked_tail"] = UnitAttr()  # rows may be short: no peeling
+    columns.attributes["tile.no_peel"] = UnitAttr()  # rows may be short: no peeling
     rb(columns)
     rb(scf.YieldOp())
     b(scf.ForOp(b.index(0), row.runs(b), b.index(1), [], Region(runs_body)))

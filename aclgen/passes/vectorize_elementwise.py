@@ -21,7 +21,7 @@ With `align = true` (default) the vector loop starts at the first column where t
 contiguous output's vector stores are aligned to one register (`4 * lanes` bytes, or the whole
 vector if that is narrower), and the masked steps, run in a two-trip `tile.remainders` loop, do
 both the columns before it and the tail (a view that is not even element-aligned is done wholly
-by them); those stores then carry `align`. A loop marked `tile.masked_tail` (a row kernel's
+by them); those stores then carry `align`. A loop marked `tile.no_peel` (a row kernel's
 column loop: rows may be short) is not aligned. `nontemporal = true` makes the contiguous vector
 store a streaming store (for outputs larger than the caches, where it saves the
 read-for-ownership traffic) — when the loop has exactly one output stream; with several,
@@ -106,8 +106,8 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
     c0, c1 = loop.lb, loop.ub
     first = c0
     w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
-    masked_tail = "tile.masked_tail" in loop.attributes
-    target = _aligned_store(body) if align and not masked_tail else None
+    no_peel = "tile.no_peel" in loop.attributes
+    target = _aligned_store(body) if align and not no_peel else None
     align_bytes = 0
     cp = None
     if target is not None:

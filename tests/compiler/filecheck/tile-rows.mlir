@@ -32,7 +32,7 @@
 // The row value (the second output) is stored once; the column loop divides.
 // CHECK:         tile.store %[[MAX]], %{{.*}}[%{{.*}}] stride %{{.*}} "contiguous" : f32 -> f32
 // CHECK:           ew.div %{{.*}}, %[[SUM]] : f32, f32 -> f32
-// CHECK:         } {tile.inner, tile.masked_tail}
+// CHECK:         } {tile.inner, tile.no_peel}
 
 // LLVM: llvm.func @softmax
 // LLVM: llvm.call_intrinsic "llvm.masked.load.v32f32.p0"

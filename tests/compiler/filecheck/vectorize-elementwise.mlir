@@ -147,7 +147,7 @@ builtin.module {
 }
 // -----
 
-// A row kernel's column loop (tile.masked_tail) is not peeled: the last < 8 columns are one
+// A row kernel's column loop (tile.no_peel) is not peeled: the last < 8 columns are one
 // more vector step whose load and store take the mask of the columns left (strided views too:
 // a masked gather, and a masked scatter).
 
@@ -169,7 +169,7 @@ builtin.module {
       %3 = tile.load %in0[%2] stride %s "strided" : f32 -> f32
       %4 = ew.mul %3, %k : f32, f32 -> f32
       tile.store %4, %out0[%2] stride %1 "contiguous" : f32 -> f32
-    } {tile.inner, tile.masked_tail}
+    } {tile.inner, tile.no_peel}
     func.return
   }
 }
