@@ -236,6 +236,7 @@ def key_material(formula: Callable, name: str, variant: Variant, params: Sequenc
         "attrs": repr(variant.attrs),
         "reduced": variant.reduced,
         "columns": variant.columns,
+        "partials": [list(variant.partials), variant.blocks],
         "absent": list(variant.absent),
         "results": list(variant.results),
         "params": [[p.name, p.kind, p.type_name(variant.inputs[0])] for p in params],

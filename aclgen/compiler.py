@@ -67,7 +67,12 @@ def build_module(
     if variant.results:  # the argument names of this kernel's outputs only
         head = len(variant.inputs) + len(params)
         names = [*names[:head], *(names[head + k] for k in variant.results)]
-    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names, variant.reduced, variant.columns)
+    for k in variant.partials:
+        node = graph.results[k]
+        if node.op != "reduce" or node.attr[0] != "sum":  # type: ignore[index]
+            raise CompileError(f"{name}: result {k} adds up across rows only as aclgen.sum, not {node.text or node.op}")
+    kernel = emit.kernel(graph, name, views_in, ptypes, views_out, names, variant.reduced, variant.columns,
+                         variant.partials, variant.blocks)
     return ModuleOp([kernel]), graph.listing, ptypes
 
 

@@ -114,6 +114,11 @@ class Variant:
     # a reducing kernel that runs `lanes` rows at a time, vectorized along the innermost kept dim
     # (`layouts` then describe that dim): RmsNormGrad's dgamma sums down the columns of x
     columns: bool = False
+    # results that add up across rows (`partials`, indices among `results`): the kernel writes,
+    # per block of `blocks` rows, the block's sum of each one's operand as an f32 row; a second
+    # kernel adds the blocks (RmsNormGrad's dgamma computed in dx's pass over x and dy)
+    partials: tuple[int, ...] = ()
+    blocks: int = 0
 
     def __post_init__(self):
         if len(self.layouts) != len(self.inputs) + len(self.outputs):
@@ -124,9 +129,11 @@ class Variant:
         ts = "_".join(d.short for d in (*self.inputs, *self.outputs))
         ls = "".join(x[0] for x in self.layouts)
         shape = f"r{self.rank}" + (f"x{self.reduced}" if self.reduced else "") + ("c" if self.columns else "")
-        if not self.attrs and not self.absent and not self.results:
+        if self.partials:
+            shape += f"p{self.blocks}"
+        if not self.attrs and not self.absent and not self.results and not self.partials:
             return f"{ts}_{shape}_{ls}"
-        digest = hashlib.sha256(repr((self.attrs, self.absent, self.results)).encode()).hexdigest()[:8]
+        digest = hashlib.sha256(repr((self.attrs, self.absent, self.results, self.partials)).encode()).hexdigest()[:8]
         return f"{ts}_{shape}_{ls}_a{digest}"
 
 

@@ -360,7 +360,9 @@ SPINS = 20000  # ~tens of µs of `pause` before sleeping: launches come in burst
 # A launch's range is cut into chunks of ceil(n / (threads * CHUNKS_PER_THREAD)) elements, so a
 # slow or descheduled thread costs little, but no fewer than MIN_CHUNK unless that would leave a
 # thread without one (small chunks lost up to 10% against numba's prange at 64K-128K elements);
-# chunks are multiples of 64 elements.
+# chunks start at multiples of CHUNK_GRAIN elements (a kernel may rely on it: the planner's blocks
+# of rows that sum across rows are as long, so a block is always one thread's).
+CHUNK_GRAIN = 64
 CHUNKS_PER_THREAD = 4
 MIN_CHUNK = 32768
 STOP = -1  # the job number that makes workers return
@@ -494,15 +496,15 @@ def _launch(module: ir.Module, name: str, claim: ir.Function) -> None:
     def ceil_div(n, d):
         return b.udiv(b.sub(b.add(n, d), i64(1)), d)
 
-    def round_up_64(n):
-        return b.and_(b.add(n, i64(63)), i64(-64))
+    def round_up(n):
+        return b.and_(b.add(n, i64(CHUNK_GRAIN - 1)), i64(-CHUNK_GRAIN))
 
     def umin(x, y):
         return b.select(b.icmp_unsigned("<", x, y), x, y)
 
     n = b.sub(end, begin)
-    spread = round_up_64(ceil_div(n, b.mul(threads, i64(CHUNKS_PER_THREAD))))
-    one_each = round_up_64(ceil_div(n, threads))
+    spread = round_up(ceil_div(n, b.mul(threads, i64(CHUNKS_PER_THREAD))))
+    one_each = round_up(ceil_div(n, threads))
     least = umin(one_each, i64(MIN_CHUNK))
     chunk = b.select(b.icmp_unsigned("<", spread, least), least, spread)
     n_chunks = ceil_div(n, chunk)

@@ -164,6 +164,10 @@ class KernelOp(IRDLOperation):
     reduced = prop_def(IntAttr, default_value=IntAttr(0))  # trailing dims the `ew.reduce`s reduce
     # rows run `lanes` at a time along the innermost kept dim, which the views' layouts describe
     columns = opt_prop_def(UnitAttr)
+    # outputs that add up across rows: each gets, per block of `blocks` rows (the threads split
+    # whole blocks), the block's sum of its yielded value as one f32 row (`tile-rows`)
+    partials = opt_prop_def(ArrayAttr[IntAttr])
+    blocks = opt_prop_def(IntAttr)
     body = region_def("single_block")
 
     traits = traits_def(IsolatedFromAbove(), SymbolOpInterface())
@@ -178,6 +182,8 @@ class KernelOp(IRDLOperation):
         body: Region,
         reduced: int = 0,
         columns: bool = False,
+        partials: Sequence[int] = (),
+        blocks: int = 0,
     ):
         super().__init__(
             properties={
@@ -188,6 +194,8 @@ class KernelOp(IRDLOperation):
                 "arg_names": ArrayAttr([StringAttr(n) for n in arg_names]),
                 "reduced": IntAttr(reduced),
                 **({"columns": UnitAttr()} if columns else {}),
+                **({"partials": ArrayAttr([IntAttr(k) for k in partials]), "blocks": IntAttr(blocks)}
+                   if partials else {}),
             },
             regions=[body],
         )
@@ -218,6 +226,13 @@ class KernelOp(IRDLOperation):
             raise VerifyException("ew.reduce in an ew.kernel that reduces no dims")
         if self.columns is not None and not 0 < reduced < (self.inputs.data or self.outputs.data)[0].rank.data:
             raise VerifyException("ew.kernel runs rows in columns only when it reduces some dims and keeps some")
+        if self.partials is not None:
+            outs = self.outputs.data
+            if self.blocks is None or self.blocks.data < 1 or not reduced or self.columns is not None:
+                raise VerifyException("ew.kernel partials need blocks >= 1 and rows that reduce a row at a time")
+            for k in self.partials.data:
+                if not 0 <= k.data < len(outs) or not isinstance(outs[k.data].element_type, Float32Type):
+                    raise VerifyException(f"ew.kernel partial {k.data} must be one of its f32 outputs")
         if len(self.arg_names.data) != len(self.inputs.data) + len(self.params.data) + len(self.outputs.data):
             raise VerifyException("ew.kernel needs one name per input, param and output")
         ranks = {v.rank.data for v in (*self.inputs.data, *self.outputs.data)}

@@ -35,32 +35,35 @@ def _constant(value, t: Attribute) -> ew.ConstantOp:
 
 def kernel(graph: Graph, name: str, inputs: Sequence[ew.ViewType], params: Sequence[Attribute],
            outputs: Sequence[ew.ViewType], arg_names: Sequence[str], reduced: int = 0,
-           columns: bool = False) -> ew.KernelOp:
+           columns: bool = False, partials: Sequence[int] = (), blocks: int = 0) -> ew.KernelOp:
     """The `ew.kernel` of `graph` for these views and parameter types; its reductions reduce the
-    views' trailing `reduced` dims (`columns`: rows a vector at a time)."""
+    views' trailing `reduced` dims (`columns`: rows a vector at a time). The results in
+    `partials` are sums across rows: the kernel yields their operands, added up per block of
+    `blocks` rows."""
     block = Block(arg_types=ew.KernelOp.block_types(inputs, params))
     values: dict[Node, SSAValue] = {}
     for node, arg, n in zip(graph.args, block.args, arg_names):
         arg.name_hint = n
         values[node] = arg
-    live = _live(graph)
+    results = [r.args[0] if k in partials else r for k, r in enumerate(graph.results)]
+    live = _live(results)
     for node in graph.nodes:
         if node not in live:
             continue
         op = _op(node, [values[a] for a in node.args])
         block.add_op(op)
         values[node] = op.results[0]
-    block.add_op(ew.YieldOp(*[values[r] for r in graph.results]))
-    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block), reduced, columns)
+    block.add_op(ew.YieldOp(*[values[r] for r in results]))
+    k = ew.KernelOp(name, inputs, outputs, params, arg_names, Region(block), reduced, columns, partials, blocks)
     k.verify()
     return k
 
 
-def _live(graph: Graph) -> set[Node]:
+def _live(results: Sequence[Node]) -> set[Node]:
     """The nodes the results need: a kernel of some of an operator's outputs (RmsNormGrad's dx
     kernel, its dgamma kernel) computes none of the others' reductions."""
     live: set[Node] = set()
-    todo = list(graph.results)
+    todo = list(results)
     while todo:
         node = todo.pop()
         if node not in live:

@@ -39,6 +39,14 @@ the runs are walked once for `column_group` blocks together (up to 1024 adjacent
 visit of 4 KiB of f32 instead of 256 bytes), each block's accumulators in one stack array, then
 each block folds its own: the same additions in the same order.
 
+A kernel with `partials` (the planner's choice for a sum across rows next to outputs a row at a
+time: RmsNormGrad's dgamma = sum over the rows of rstd * x * dy, beside dx) yields each such
+sum's operand, and runs its rows in blocks of `blocks` (its range [begin, end) counts rows in
+whole blocks, as the pool's chunks do): output o's pointer is the block's row of a contiguous
+[blocks, row] f32 buffer, the block's first row stores its values there and each next row adds
+its own in the column loop (`_final_pass`). A block is one thread's, so its sums' order is the
+rows' order whatever the thread count; a second kernel adds the blocks up.
+
 Before:
     ew.kernel @softmax(%x: !ew.view<2xf32, contiguous>) -> (!ew.view<2xf32, contiguous>) reduced 1 {
       %m = ew.reduce "amax" %x : f32 -> f32
@@ -330,21 +338,34 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     kept = len(dims) - kernel.reduced.data
     one = e.index(1)
     uniform = row_values(kernel)
+    n_in = len(ins)
+    partials: dict = {}
 
     group, hi = 1, None
     if kernel.columns is not None:
         width: int | None = column_lanes(kernel)
         group = column_group(kernel, width)
         b, rows, col, mask, hi = _column_blocks(e, kernel, dims, strides, list(bases), views, begin, end, width, group)
-    else:  # the row loop: [begin, end) over the kept dims' points
+    else:  # the row loop: [begin, end) over the kept dims' points (or blocks of them: `partials`)
+        partials = {n_in + k.data: None for k in kernel.partials.data} if kernel.partials is not None else {}
+        lo = begin
+        outer = e
+        if partials:
+            assert kernel.blocks is not None
+            outer, lo, end, partials = _row_blocks(e, kernel.blocks.data, begin, end, dims, kept, bases, list(partials))
         rb_block = Block(arg_types=[i64])
         row_index = rb_block.args[0]
-        loop = scf.ForOp(begin, end, one, [], Region(rb_block))
+        loop = scf.ForOp(lo, end, one, [], Region(rb_block))
         loop.attributes["tile.rows"] = UnitAttr()
-        e(loop)
+        outer(loop)
+        if partials:
+            outer(scf.YieldOp())
         b = Builder.at_end(rb_block)
         kept_strides = [s[:kept] for s in strides]
         rows = offsets_of(b, row_index, dims[:kept], kept_strides, list(bases), views) if kept else list(bases)
+        if partials:  # this block's row of each partial; the first row stores, the others add
+            rows = [partials.get(o, p) for o, p in enumerate(rows)]
+            partials = dict.fromkeys(partials, b(arith.CmpiOp(row_index, lo, "eq")))
         col, mask, width = b.index(0), None, None
     first_op = entry.first_op
     assert first_op is not None
@@ -352,7 +373,6 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
 
     yield_op = kernel.block.last_op
     assert isinstance(yield_op, ew.YieldOp)
-    n_in = len(ins)
 
     def new_row(b: Builder, col: SSAValue, mask: SSAValue | None) -> _Row:
         row = _Row(kernel, b, dims, strides, rows, uniform, col)
@@ -392,13 +412,16 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         element_outputs = []
         for j, (v, view) in enumerate(zip(yield_op.values, outs)):
             o = n_in + j
-            if v in uniform:
+            if v in uniform and o not in partials:
                 b(tile.StoreOp(row.values[v], rows[o], col, row.lane_stride(o),
                                view.layout.data if width else Layout.CONTIGUOUS, view.element_type, mask=mask))
             else:
                 element_outputs.append((j, v, view))
         if element_outputs:
-            (_final_pass if width is None else _final_pass_columns)(row, element_outputs)
+            if width is None:
+                _final_pass(row, element_outputs, partials)
+            else:
+                _final_pass_columns(row, element_outputs)
 
     reused = _reused(kernel) if width is None else []
     if reused:  # rows that fit keep them in a buffer; longer rows compute them again
@@ -692,8 +715,30 @@ def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     return _fold_columns(row, ops, slots)
 
 
-def _final_pass(row: _Row, element_outputs) -> None:
-    """The outputs that vary along the row, run by run in a column loop (`tile.inner`)."""
+def _row_blocks(e: Builder, size: int, begin: SSAValue, end: SSAValue, dims, kept: int, bases, partials: list[int]):
+    """The loop over blocks of `size` rows of a kernel with `partials`: its range [begin, end)
+    counts rows, the blocks rounded up, and starts and ends at multiples of `size` (the pool's
+    chunks do), so each block's sums are one thread's, in row order. Returns the block's
+    builder, its rows [lo, hi) and each partial output's pointer at the block's row (the
+    partials are contiguous: a row of the reduced dims per block)."""
+    block = Block(arg_types=[i64])
+    lo = block.args[0]
+    e(scf.ForOp(begin, end, e.index(size), [], Region(block)))
+    b = Builder.at_end(block)
+    rows, n = b.index(1), b.index(1)
+    for d in dims[:kept]:
+        rows = b(arith.MuliOp(rows, d))
+    for d in dims[kept:]:
+        n = b(arith.MuliOp(n, d))
+    hi = b(arith.MinSIOp(b(arith.AddiOp(lo, b.index(size))), rows))
+    at = b(arith.MuliOp(b(arith.DivSIOp(lo, b.index(size))), n))
+    return b, lo, hi, {o: b(tile.OffsetOp(bases[o], at, f32)) for o in partials}
+
+
+def _final_pass(row: _Row, element_outputs, partials: dict | None = None) -> None:
+    """The outputs that vary along the row, run by run in a column loop (`tile.inner`). An
+    output in `partials` (by operand index: whether this row is its block's first) holds the
+    block's running sum: the first row stores its values, the others add theirs."""
     b = row.b
     n_in = len(row.kernel.inputs.data)
     runs_body = Block(arg_types=[i64])
@@ -709,6 +754,9 @@ def _final_pass(row: _Row, element_outputs) -> None:
     for j, v, view in element_outputs:
         value = _clone_cone(v, row, cb, ptrs, col, None, None, memo)
         o = n_in + j
+        if partials and o in partials:
+            old = cb(tile.LoadOp(ptrs[o], col, row.strides[o][-1], view.layout.data, f32))
+            value = cb.select(partials[o], value, cb.add(old, value))
         cb(tile.StoreOp(value, ptrs[o], col, row.strides[o][-1], view.layout.data, view.element_type))
     cb(scf.YieldOp())
     columns = scf.ForOp(rb.index(0), row.inner, rb.index(1), [], Region(cb_block))

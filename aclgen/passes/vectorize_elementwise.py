@@ -124,8 +124,11 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
 
     # Streaming stores only pay for a lone output stream: with several, the write-combining
     # buffers flush partial lines between the loop's long compute (SwiGluGrad ran 1.75x slower).
-    contiguous_stores = [o for o in body.ops if isinstance(o, tile.StoreOp) and o.layout.data == Layout.CONTIGUOUS]
-    nontemporal = nontemporal and len(contiguous_stores) == 1
+    # A store to a row the loop also reads (a partial sum's read-modify-write) is no stream.
+    read = {o.row for o in body.ops if isinstance(o, tile.LoadOp)}
+    streams = [o for o in body.ops
+               if isinstance(o, tile.StoreOp) and o.layout.data == Layout.CONTIGUOUS and o.row not in read]
+    nontemporal = nontemporal and len(streams) == 1
     deinterleave = deinterleave and width % 2 == 0 and deinterleaves(body)
     splats: dict[SSAValue, SSAValue] = {}
     hoisted: dict[SSAValue, SSAValue] = {}  # broadcast loads, once before the loop
@@ -170,7 +173,7 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
                         tile.StoreOp(
                             vector_of(op.value, mapping), op.row, viv, op.stride, op.layout.data, op.elem,
                             align=align_bytes if aligned else None,
-                            nontemporal=nontemporal and not mask and op.layout.data == Layout.CONTIGUOUS,
+                            nontemporal=nontemporal and not mask and op in streams,
                             deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS,
                             mask=mask.result if mask else None,
                         )

@@ -16,6 +16,7 @@ other than exactly (in place) is computed into the workspace first ("staged") an
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -23,10 +24,11 @@ from typing import cast
 import numpy as np
 
 from aclgen import cache
+from aclgen import dtypes as dt
 from aclgen.abi import pack
-from aclgen.codegen import native
-from aclgen.codegen.target import last_level_cache_bytes
-from aclgen.kernel import Options, Variant
+from aclgen.codegen import native, native_ir
+from aclgen.codegen.target import host, last_level_cache_bytes
+from aclgen.kernel import Kernel, Options, Variant
 from aclgen.runtime import checks
 from aclgen.runtime import constants as C
 from aclgen.runtime.executor import Executor, Staging
@@ -67,6 +69,9 @@ class View:
     strides: tuple[int, ...]
     offset: int = 0
     staged: bool = False
+    # (byte offset, bytes) of a kernel's scratch in the workspace, after the staged outputs: the
+    # partial sums of output `tensor` that one kernel writes and the next adds up (`_partials`)
+    scratch: tuple[int, int] | None = None
 
 
 class Template:
@@ -81,7 +86,7 @@ class Template:
         self.words = entry.words(threads)
         self.meta, self.numel, self.views = meta, numel, views
         self.meta_ptr = meta.ctypes.data  # `.ctypes` costs microseconds: read it once
-        self.plain = all(v.offset == 0 and not v.staged for v in views)  # pointers = the tensors'
+        self.plain = all(v.offset == 0 and not v.staged and v.scratch is None for v in views)  # the tensors'
 
     def launch(self, itemsizes) -> native.Launch:
         """What a replay of an unstaged call re-runs (aclgen.codegen.native.Replays)."""
@@ -317,12 +322,20 @@ def _bind_all(tpls: tuple[Template, ...], tensors, n_in: int) -> tuple[int, tupl
         if o is not None and any(v.staged and v.tensor == k for tpl in tpls for v in tpl.views):
             offsets[k] = size
             size += -(-(o.numel * o.itemsize) // ALIGN) * ALIGN
+    scratch = size
+    for tpl in tpls:
+        for v in tpl.views:
+            if v.scratch is not None:
+                size = max(size, scratch + v.scratch[0] + v.scratch[1])
     kargs: list = []
     patches = []
     for tpl in tpls:
         for v in tpl.views:
             delta = v.offset * tensors[v.tensor].itemsize
-            if v.staged:
+            if v.scratch is not None:
+                patches.append((len(kargs), scratch + v.scratch[0]))
+                kargs.append(0)
+            elif v.staged:
                 patches.append((len(kargs), offsets[v.tensor] + delta))
                 kargs.append(0)
             else:
@@ -364,6 +377,9 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     absent = tuple(k for k, t in enumerate(tensors[:n_in]) if t is None)
     groups = call.groups or [(None, tuple(range(len(op.kernel_outputs))))]
     given = [k for k, t in enumerate(tensors[n_in:]) if t is not None]
+    fused = _partials(call, groups, given, tensors, views_in, views_out, absent, slots, options, threads)
+    if fused is not None:
+        return fused
     whole = len(groups) == 1 and len(given) == len(op.outputs)  # one kernel, every output: the common case
     out = []
     for axes, results in groups:
@@ -383,3 +399,100 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
         # a reduction kernel's threads split rows; elementwise kernels' split elements
         out.append(Template(kernel, meta, p.rows, views, threads_for(p.numel, threads)))
     return tuple(out)
+
+
+# Rows per block of a kernel that sums across rows (`_partials`): the pool's chunks start at
+# multiples of it, so a block is always one thread's. Fewer blocks than MIN_BLOCKS, or fewer
+# elements than MIN_NUMEL (its workspace would cost the call its replay), keep the column kernel.
+BLOCK_ROWS = native_ir.CHUNK_GRAIN
+MIN_BLOCKS = 16
+MIN_NUMEL = 1 << 18
+
+
+def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: list[View], views_out: list[View],
+              absent: tuple[int, ...], slots, options: Options, threads: int) -> tuple[Template, ...] | None:
+    """The launches of a formula whose outputs reduce the rows' dims and sums over the other dims
+    (RmsNormGrad's dx and dgamma), or None where that does not apply.
+
+    One kernel runs a row at a time, as for the row outputs alone, and also adds each across-row
+    sum's operand into a row of f32 per block of BLOCK_ROWS rows in the workspace (threads own
+    whole blocks, so each block's sums are added in row order by one thread). Then a kernel per
+    such output adds the blocks up, a column kernel over [blocks, row] into the output. x and dy
+    are read once instead of twice, and the bits are the same for every thread count."""
+    if len(groups) != 2 or call.op.split is not None:
+        return None
+    op, n_in = call.op, len(call.op.inputs)
+    shape = call.shape
+    assert shape is not None
+    results = call.op.graph_for(call.attr_values).results
+    for (axes, rowwise), (across, sums) in (groups, groups[::-1]):
+        if sorted((*axes, *across)) != list(range(len(shape))):
+            continue
+        if any(results[k].op != "reduce" or results[k].attr[0] != "sum" for k in sums):  # type: ignore[index]
+            continue
+        if not any(k in given for k in rowwise) or not any(k in given for k in sums):
+            continue
+        row_dims = [shape[d] for d in axes]
+        row = math.prod(row_dims)
+        inner = iter(contiguous_strides(tuple(row_dims)))
+        # a partial walks its row contiguously and stays put along the rows (a block's row)
+        walk = tuple(next(inner) if d in axes else 0 for d in range(len(shape)))
+        summed = [k for k in given if k in sums]
+        outs = [View(v.tensor, tuple(shape), walk) if k in sums else v for k, v in zip(given, views_out)]
+        p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in (*views_in, *outs)], axes)
+        blocks = -(-p.rows // BLOCK_ROWS)
+        if p.columns or blocks < MIN_BLOCKS or p.numel < MIN_NUMEL:
+            return None
+        part = -(-blocks * row * 4 // ALIGN) * ALIGN  # each partial: [blocks, row] f32, one after the other
+        outs = [dataclasses.replace(v, scratch=(summed.index(k) * part, part)) if k in sums else v
+                for k, v in zip(given, outs)]
+        views = (*views_in, *outs)
+        variant = Variant(tuple(C.kernel_of(tensors[v.tensor].dtype) for v in views_in),
+                          tuple(dt.float32 if k in sums else C.kernel_of(tensors[n_in + k].dtype) for k in given),
+                          p.rank, p.layouts, call.attr_values, p.reduced, absent, tuple(given), False,
+                          tuple(j for j, k in enumerate(given) if k in sums), BLOCK_ROWS)
+        moved = p.numel * sum(tensors[v.tensor].itemsize for v in views if v.scratch is None)
+        kernel = op.kernel(variant, options_for(op.options or options, moved))
+        # its range counts rows, rounded up to whole blocks (so is each chunk of the pool)
+        launches = [Template(kernel, pack(kernel.meta_layout, p.shape, p.strides, slots), blocks * BLOCK_ROWS, views,
+                             threads_for(p.numel, threads))]
+        for k in summed:  # then each output's blocks added up
+            j = given.index(k)
+            launches.append(_add_blocks(views_out[j], outs[j].scratch, blocks, row_dims, axes, tensors, options,
+                                        threads))
+        return tuple(launches)
+    return None
+
+
+def _add_blocks(out: View, scratch, blocks: int, row_dims: list[int], axes, tensors, options: Options,
+                threads: int) -> Template:
+    """The launch that adds `blocks` partial rows (contiguous [blocks, *row_dims] f32 at
+    `scratch`) into output view `out` (the call's dims, its reduced dims 1)."""
+    shape = (blocks, *row_dims)
+    src = View(out.tensor, shape, contiguous_strides(shape), scratch=scratch)
+    dst = View(out.tensor, (1, *row_dims), (0, *(out.strides[d] for d in axes)))
+    p = plan(shape, [src.strides, dst.strides], (0,))
+    variant = Variant((dt.float32,), (C.kernel_of(tensors[out.tensor].dtype),), p.rank, p.layouts,
+                      reduced=p.reduced, columns=p.columns)
+    kernel = _adder(variant, options_for(options, p.numel * 4))
+    return Template(kernel, pack(kernel.meta_layout, p.shape, p.strides, ()), p.rows, (src, dst),
+                    threads_for(p.numel, threads))
+
+
+def add_blocks(partials):
+    """The formula of `_add_blocks`: the partial sums' blocks (dim 0) added up."""
+    from aclgen.frontend.dsl import CORE
+
+    return CORE["sum"](partials, 0)
+
+
+_adders: dict[tuple, Kernel] = {}
+
+
+def _adder(variant: Variant, options: Options) -> Kernel:
+    """The kernel of `add_blocks` for `variant` (compiled once, or from the compile cache)."""
+    key = (variant, options, host().key)  # (a process may change its target: ACLGEN_CPU_NAME)
+    k = _adders.get(key)
+    if k is None:
+        k = _adders[key] = cache.fetch(add_blocks, "add_blocks", variant, (), ("partials", "out"), options)
+    return k

@@ -42,6 +42,17 @@ builtin.module {
 
 // -----
 
+// A sum across rows is kept in f32: its output must be one.
+// CHECK: error: ew.kernel partial 1 must be one of its f32 outputs
+builtin.module {
+  "ew.kernel"() <{sym_name = "k", inputs = [!ew.view<2xf32, contiguous>], outputs = [!ew.view<2xf32, contiguous>, !ew.view<2xbf16, contiguous>], params = [], arg_names = ["x", "y", "s"], reduced = #builtin.int<1>, partials = [#builtin.int<1>], blocks = #builtin.int<64>}> ({
+  ^bb0(%x: f32):
+    ew.yield %x, %x : f32, f32
+  }) : () -> ()
+}
+
+// -----
+
 // A valid kernel in the same file still runs through the pass.
 // CHECK: builtin.module
 // CHECK: ew.convert %x : f32 to f16

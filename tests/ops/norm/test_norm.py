@@ -196,6 +196,48 @@ def test_an_output_over_an_input_of_a_later_kernel_goes_through_the_workspace():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(1100, 300), (4096, 64), (24, 50, 250)])
+def test_sums_across_rows_ride_the_row_kernel(dtype, shape):
+    """From 16 blocks of 64 rows and 2^18 elements, dgamma (and gradWeight, gradBias) are added in
+    dx's pass over x and dy, a row of f32 per block in the workspace, then the blocks added up:
+    phase 1 asks for those rows, and the values meet the bound against the float64 reference
+    with the same bits for every thread count, width and tile (1100 rows: the last block has 12;
+    [24, 50, 250]: the rows span two dims), and for every mask of LayerNormBackward's outputs
+    (without dx nothing rides a row kernel: the column kernels run)."""
+    rng = np.random.default_rng(7)
+    n, rows = shape[-1], int(np.prod(shape[:-1]))
+    x = (rng.standard_normal(shape) * 3).astype(NUMPY[dtype])
+    dy = rng.standard_normal(shape).astype(NUMPY[dtype])
+    g = rng.standard_normal(n).astype(np.float32)
+    rstd = (rng.random((*shape[:-1], 1)) + 0.5).astype(np.float32)
+    mean = rng.standard_normal((*shape[:-1], 1)).astype(np.float32)
+    blocks = -(-rows // 64)
+    outs = np.empty_like(dy), np.empty(n, np.float32)
+    ws, executor, ret = aclnn.aclnnRmsNormGradGetWorkspaceSize(*map(acl.from_numpy, (dy, x, rstd, g, *outs)))
+    assert ret == 0 and ws == -(-blocks * n * 4 // 64) * 64
+    assert [k.name.split("_f32")[0].split("_bf16")[0] for k in executor.kernels] == ["rms_norm_grad", "add_blocks"]
+    calls = {"rms_norm_grad": lambda: ops.rms_norm_grad(dy, x, rstd, g)}
+    for mask in ((True, True, True), (True, False, True), (False, True, True)):
+        calls[f"layer_norm_backward {mask}"] = (
+            lambda mask=mask: ops.layer_norm_backward(dy, x, mean, rstd, g, g, (n,), mask))
+    with overridden(ACLGEN_THREADS="1"):
+        base = {what: c() for what, c in calls.items()}
+    for what, got in base.items():
+        op = ops.OPERATORS[what.split()[0]]
+        args = (dy, x, rstd, g) if op.name == "RmsNormGrad" else (dy, x, mean, rstd, g, g, (n,))
+        wide = [a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in args]
+        with np.errstate(all="ignore"):
+            want, scales = op.reference(*wide), op.reference.scale(*wide)
+        for k, (u, v, sc) in enumerate(zip(got, want, scales)):
+            if u is not None:
+                _check(op, u, np.reshape(v, u.shape), sc, f"{what} output {k}")
+    for knobs in ({"ACLGEN_THREADS": "2"}, {"ACLGEN_VECTOR_WIDTH": "4"}, {"ACLGEN_TILE_SIZE": "96"}):
+        with overridden(**knobs):
+            for what, c in calls.items():
+                assert all(u is None or u.tobytes() == v.tobytes() for u, v in zip(c(), base[what])), (what, knobs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 2100)])
 def test_columns_kernels_give_the_bits_of_rows(dtype, shape):
     """dgamma sums down the columns of row-major dy and x in a `columns` kernel (blocks of 64 or
