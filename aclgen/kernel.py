@@ -215,6 +215,21 @@ class Kernel:
         self.meta_layout = MetaLayout(self.variant.rank, n_ptrs, len(self.params))
 
     @property
+    def chunking(self) -> tuple[int, int]:
+        """(grain, least) of the native pool's chunks of this kernel's range (see
+        aclgen.codegen.native_ir.CHUNK_GRAIN): elements for an elementwise kernel (and for a
+        `columns` one, whose rows go in vectors of 64), single rows for one a row at a time,
+        whole blocks for one whose blocks of rows sum across rows (`partials`)."""
+        from aclgen.codegen.native_ir import CHUNK_GRAIN, MIN_CHUNK
+
+        v = self.variant
+        if v.partials:
+            return v.blocks, 1
+        if v.reduced and not v.columns:
+            return 1, 1
+        return CHUNK_GRAIN, MIN_CHUNK
+
+    @property
     def asm(self) -> str:
         return self.ir["asm"]
 

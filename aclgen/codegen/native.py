@@ -263,11 +263,13 @@ class KernelEntry:
     builtins and the replays that run them) keep the kernel's engine (`kernel.native`) alive,
     not the Kernel itself."""
 
-    __slots__ = ("__weakref__", "_calls", "_code", "_name", "_words", "address", "n_pointers")
+    __slots__ = ("__weakref__", "_calls", "_code", "_name", "_words", "address", "chunking", "n_pointers")
 
-    def __init__(self, address: int, n_pointers: int, name: str, code):
+    def __init__(self, address: int, n_pointers: int, name: str, code,
+                 chunking: tuple[int, int] = (nir.CHUNK_GRAIN, nir.MIN_CHUNK)):
         self.address = address  # void k(ptr p_0, ..., ptr p_{n-1}, ptr meta, i64 begin, i64 end)
         self.n_pointers = n_pointers  # operand pointers (meta not counted)
+        self.chunking = chunking  # (grain, least) of the pool's chunks of its range (nir.CHUNK_GRAIN)
         self._name, self._code = name, code
         self._words: dict[_Pool | int, _Words] = {}  # by pool (1: none)
         self._calls: dict[_Pool | int, object] = {}
@@ -285,6 +287,7 @@ class KernelEntry:
             if pool is not None:
                 words[nir.CallWords.CTX], words[nir.CallWords.THREADS] = pool.ctx, pool.threads
                 words[nir.CallWords.LAUNCH] = pool.launch
+                words[nir.CallWords.GRAIN], words[nir.CallWords.LEAST] = self.chunking
             words.keep = self._code
             return words
 
@@ -318,7 +321,7 @@ def entry(kernel) -> KernelEntry:
     if handle is None:
         handle = _once(_entries, kernel, lambda: KernelEntry(
             kernel.address, kernel.meta_layout.n_operands, getattr(kernel, "name", "kernel"),
-            getattr(kernel, "native", None)))
+            getattr(kernel, "native", None), getattr(kernel, "chunking", (nir.CHUNK_GRAIN, nir.MIN_CHUNK))))
     return handle
 
 

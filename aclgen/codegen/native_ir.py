@@ -233,9 +233,9 @@ class CallWords:
     """A kernel's call words (an int64 array): what its `call` builtin (the array is the builtin's
     `self`) and a replay record (Header.CALL: the array's data) run. KERNEL: the kernel's address;
     PACKED: its arity's packed entry; CTX: the pool to split over (0: none), THREADS its threads,
-    LAUNCH its launch function."""
+    LAUNCH its launch function; GRAIN and LEAST how it cuts the kernel's range (CHUNK_GRAIN)."""
 
-    KERNEL, PACKED, CTX, THREADS, LAUNCH, SIZE = range(6)
+    KERNEL, PACKED, CTX, THREADS, LAUNCH, GRAIN, LEAST, SIZE = range(8)
 
 
 def packed_name(n_ptrs: int) -> str:
@@ -300,9 +300,10 @@ def _dispatch(e: _Emitter, words: ir.Value, argv: ir.Value, lo: ir.Value, hi: ir
     free = b.icmp_unsigned("==", b.atomic_rmw("xchg", busy, i32(1), "acquire"), i32(0))
     b.cbranch(free, take, alone)
     e.at(take)
-    launch_type = ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64])
+    launch_type = ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64, I64, I64])
     e.call_at(b.load(e.index(words, CallWords.LAUNCH)), launch_type,
-              [ctx_p, b.bitcast(packed, PTR), argv, lo, hi, b.load(e.index(words, CallWords.THREADS))])
+              [ctx_p, b.bitcast(packed, PTR), argv, lo, hi,
+               *(b.load(e.index(words, w)) for w in (CallWords.THREADS, CallWords.GRAIN, CallWords.LEAST))])
     b.store_atomic(i32(0), busy, "release", 4)
     b.branch(done)
 
@@ -357,11 +358,12 @@ def arity_module(n_ptrs: int) -> ir.Module:
 SYS_FUTEX = 202  # x86-64 Linux
 FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE = 128, 129
 SPINS = 20000  # ~tens of µs of `pause` before sleeping: launches come in bursts
-# A launch's range is cut into chunks of ceil(n / (threads * CHUNKS_PER_THREAD)) elements, so a
-# slow or descheduled thread costs little, but no fewer than MIN_CHUNK unless that would leave a
-# thread without one (small chunks lost up to 10% against numba's prange at 64K-128K elements);
-# chunks start at multiples of CHUNK_GRAIN elements (a kernel may rely on it: the planner's blocks
-# of rows that sum across rows are as long, so a block is always one thread's).
+# A launch's range is cut into chunks of ceil(n / (threads * CHUNKS_PER_THREAD)) units, so a
+# slow or descheduled thread costs little, but no fewer than its kernel's `least` unless that would
+# leave a thread without one, and each a multiple of the kernel's `grain` (CallWords): for
+# elementwise kernels (units: elements) CHUNK_GRAIN and MIN_CHUNK (small chunks lost up to 10%
+# against numba's prange at 64K-128K elements); for a kernel a row at a time (units: rows) 1 and 1,
+# so 64 rows split over 2 threads; for one whose blocks of rows sum across rows, the block.
 CHUNK_GRAIN = 64
 CHUNKS_PER_THREAD = 4
 MIN_CHUNK = 32768
@@ -486,18 +488,19 @@ def _worker(module: ir.Module, name: str, claim: ir.Function) -> ir.Function:
 
 
 def _launch(module: ir.Module, name: str, claim: ir.Function) -> None:
-    """`void launch(ctx, packed fn, i64 *argv, i64 begin, i64 end, i64 threads)`: cut the
-    range into chunks, open a job, claim chunks like any worker, then wait for the chunks
-    others claimed (spin, then sleep on DONE's futex) and close the job."""
-    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64]))
+    """`void launch(ctx, packed fn, i64 *argv, i64 begin, i64 end, i64 threads, i64 grain,
+    i64 least)`: cut the range into chunks (multiples of `grain`, from `least` units: see
+    CHUNK_GRAIN), open a job, claim chunks like any worker, then wait for the chunks others
+    claimed (spin, then sleep on DONE's futex) and close the job."""
+    e = _Emitter(module, name, ir.FunctionType(VOID, [PTR, PTR, PTR, I64, I64, I64, I64, I64]))
     b = e.b
-    ctx, fn, argv, begin, end, threads = e.fn.args
+    ctx, fn, argv, begin, end, threads, grain, at_least = e.fn.args
 
     def ceil_div(n, d):
         return b.udiv(b.sub(b.add(n, d), i64(1)), d)
 
     def round_up(n):
-        return b.and_(b.add(n, i64(CHUNK_GRAIN - 1)), i64(-CHUNK_GRAIN))
+        return b.mul(ceil_div(n, grain), grain)
 
     def umin(x, y):
         return b.select(b.icmp_unsigned("<", x, y), x, y)
@@ -505,7 +508,7 @@ def _launch(module: ir.Module, name: str, claim: ir.Function) -> None:
     n = b.sub(end, begin)
     spread = round_up(ceil_div(n, b.mul(threads, i64(CHUNKS_PER_THREAD))))
     one_each = round_up(ceil_div(n, threads))
-    least = umin(one_each, i64(MIN_CHUNK))
+    least = umin(one_each, round_up(at_least))
     chunk = b.select(b.icmp_unsigned("<", spread, least), least, spread)
     n_chunks = ceil_div(n, chunk)
 
@@ -565,7 +568,8 @@ POOL_WORKER, POOL_LAUNCH = "aclgen_pool_worker", "aclgen_pool_launch"
 def pool_module() -> ir.Module:
     """The pool's Python entry for its threads, POOL_WORKER: a METH_FASTCALL function taking the
     context's address that runs the worker loop with the GIL released and returns on STOP; and
-    POOL_LAUNCH, `void launch(ctx, packed fn, i64 *argv, i64 begin, i64 end, i64 threads)`.
+    POOL_LAUNCH, `void launch(ctx, packed fn, i64 *argv, i64 begin, i64 end, i64 threads, i64 grain,
+    i64 least)`.
 
     A launch cuts [begin, end) into chunks and opens a job; the caller and every worker then
     claim chunks one at a time from a shared counter until none are left, and the caller waits

@@ -42,7 +42,7 @@ each block folds its own: the same additions in the same order.
 A kernel with `partials` (the planner's choice for a sum across rows next to outputs a row at a
 time: RmsNormGrad's dgamma = sum over the rows of rstd * x * dy, beside dx) yields each such
 sum's operand, and runs its rows in blocks of `blocks` (its range [begin, end) counts rows in
-whole blocks, as the pool's chunks do): output o's pointer is the block's row of a contiguous
+whole blocks, as the pool's chunks of it do: Kernel.chunking): output o's pointer is the block's row of a contiguous
 [blocks, row] f32 buffer, the block's first row stores its values there and each next row adds
 its own in the column loop (`_final_pass`). A block is one thread's, so its sums' order is the
 rows' order whatever the thread count; a second kernel adds the blocks up.

@@ -26,7 +26,7 @@ import numpy as np
 from aclgen import cache
 from aclgen import dtypes as dt
 from aclgen.abi import pack
-from aclgen.codegen import native, native_ir
+from aclgen.codegen import native
 from aclgen.codegen.target import host, last_level_cache_bytes
 from aclgen.kernel import Kernel, Options, Variant
 from aclgen.runtime import checks
@@ -401,10 +401,11 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
     return tuple(out)
 
 
-# Rows per block of a kernel that sums across rows (`_partials`): the pool's chunks start at
-# multiples of it, so a block is always one thread's. Fewer blocks than MIN_BLOCKS, or fewer
-# elements than MIN_NUMEL (its workspace would cost the call its replay), keep the column kernel.
-BLOCK_ROWS = native_ir.CHUNK_GRAIN
+# Rows per block of a kernel that sums across rows (`_partials`): the pool cuts its range into
+# whole blocks (Kernel.chunking), so a block is always one thread's. Fewer blocks than MIN_BLOCKS,
+# or fewer elements than MIN_NUMEL (its workspace would cost the call its replay), keep the
+# column kernel.
+BLOCK_ROWS = 64
 MIN_BLOCKS = 16
 MIN_NUMEL = 1 << 18
 
@@ -453,7 +454,7 @@ def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: li
                           tuple(j for j, k in enumerate(given) if k in sums), BLOCK_ROWS)
         moved = p.numel * sum(tensors[v.tensor].itemsize for v in views if v.scratch is None)
         kernel = op.kernel(variant, options_for(op.options or options, moved))
-        # its range counts rows, rounded up to whole blocks (so is each chunk of the pool)
+        # its range counts rows, rounded up to whole blocks (as is each chunk of the pool)
         launches = [Template(kernel, pack(kernel.meta_layout, p.shape, p.strides, slots), blocks * BLOCK_ROWS, views,
                              threads_for(p.numel, threads))]
         for k in summed:  # then each output's blocks added up
