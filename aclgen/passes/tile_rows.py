@@ -240,20 +240,35 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     one = rb.index(1)
     next_rows = _next_rows(row, rb, ptrs, ops)
 
-    # full vectors of 32 columns
-    body = Block(arg_types=[i64] + [vt] * len(ops))
-    col, *a = body.args
-    vb = Builder.at_end(body)
-    memo: dict[SSAValue, SSAValue] = {}
-    vs = [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]
-    for v, buf in keep.items():  # kept for the outputs (`_reused`)
-        vb(tile.StoreOp(memo[v], buf, col, one, Layout.CONTIGUOUS, f32))
-    if next_rows:  # while the heavy function runs on this row, the next one comes from memory
-        _prefetch(vb, row, [next_rows.get(i, p) for i, p in enumerate(ptrs)], col, LANES, set(next_rows))
-    vb(scf.YieldOp(*[_combine(vb, k, x, v) for k, x, v in zip(kinds, a, vs)]))
-    loop = scf.ForOp(zero, full, step, list(accs), Region(body))
-    loop.attributes["tile.reduce"] = UnitAttr()
-    rb(loop)
+    def vectors(lo: SSAValue, hi: SSAValue, accs: list[SSAValue], unroll: int) -> list[SSAValue]:
+        """Full vectors of 32 columns over [lo, hi), `unroll` a step (added in column order)."""
+        body = Block(arg_types=[i64] + [vt] * len(ops))
+        first, *a = body.args
+        vb = Builder.at_end(body)
+        for k in range(unroll):
+            col = first if not k else vb(arith.AddiOp(first, vb.index(k * LANES)))
+            memo: dict[SSAValue, SSAValue] = {}
+            vs = [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]
+            for v, buf in keep.items():  # kept for the outputs (`_reused`)
+                vb(tile.StoreOp(memo[v], buf, col, one, Layout.CONTIGUOUS, f32))
+            if next_rows:  # while the heavy function runs on this row, the next one comes from memory
+                _prefetch(vb, row, [next_rows.get(i, p) for i, p in enumerate(ptrs)], col, LANES, set(next_rows))
+            a = [_combine(vb, kind, x, v) for kind, x, v in zip(kinds, a, vs)]
+        vb(scf.YieldOp(*a))
+        loop = scf.ForOp(lo, hi, rb.index(LANES * unroll), accs, Region(body))
+        loop.attributes["tile.reduce"] = UnitAttr()
+        rb(loop)
+        return list(loop.results)
+
+    # A heavy pass (exp) takes two vectors a step, so their polynomials overlap: sum(exp(x - max))
+    # over rows of [4096, 4096] f32, one process, 3.66 -> 3.28 ms. The additions keep their order.
+    results = list(accs)
+    if any(_heavy(op.input, row.uniform) for op in ops):
+        pairs = rb(arith.SubiOp(n, rb(arith.RemSIOp(n, rb.index(2 * LANES)))))
+        results = vectors(zero, pairs, results, 2)
+        results = vectors(pairs, full, results, 1)
+    else:
+        results = vectors(zero, full, results, 1)
 
     # the tail: one masked step from `full` to n (runs once when n is not a multiple of 32)
     tail = Block(arg_types=[i64] + [vt] * len(ops))
@@ -267,7 +282,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     for v, buf in keep.items():
         tb(tile.StoreOp(memo[v], buf, tcol, one, Layout.CONTIGUOUS, f32, mask=mask))
     tb(scf.YieldOp(*[_combine(tb, k, x, v) for k, x, v in zip(kinds, ta, tvs)]))
-    tail_loop = scf.ForOp(full, n, step, list(loop.results), Region(tail))
+    tail_loop = scf.ForOp(full, n, step, results, Region(tail))
     tail_loop.attributes["tile.reduce"] = UnitAttr()
     rb(tail_loop)
     rb(scf.YieldOp(*tail_loop.results))
