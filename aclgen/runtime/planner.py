@@ -90,6 +90,7 @@ class Template:
 
     def launch(self, itemsizes) -> native.Launch:
         """What a replay of an unstaged call re-runs (aclgen.codegen.native.Replays)."""
+        assert not any(v.staged or v.scratch for v in self.views), "a replay has no workspace"
         sources = tuple((v.tensor, v.offset * itemsizes[v.tensor]) for v in self.views)
         return native.Launch(self.words, sources, self.meta_ptr, self.numel)
 
