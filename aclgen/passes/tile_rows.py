@@ -41,11 +41,13 @@ each block folds its own: the same additions in the same order.
 
 A kernel with `partials` (the planner's choice for a sum across rows next to outputs a row at a
 time: RmsNormGrad's dgamma = sum over the rows of rstd * x * dy, beside dx) yields each such
-sum's operand, and runs its rows in blocks of `blocks` (its range [begin, end) counts rows in
-whole blocks, as the pool's chunks of it do: Kernel.chunking): output o's pointer is the block's row of a contiguous
-[blocks, row] f32 buffer, the block's first row stores its values there and each next row adds
-its own in the column loop (`_final_pass`). A block is one thread's, so its sums' order is the
-rows' order whatever the thread count; a second kernel adds the blocks up.
+sum's operand, and runs its rows in blocks of `blocks`: its range [begin, end) counts rows in
+whole blocks, as the pool's chunks of it do (Kernel.chunking). Such an output's pointer is the
+block's row of a contiguous [blocks, row] f32 buffer; the block's first row stores its values
+there and each next row adds its own in the column loop (`_final_pass`). A block is one
+thread's, so its sums' order is the rows' order whatever the thread count; a second kernel
+adds the blocks up. A pass whose reductions take a heavy function (exp) prefetches the next
+row (`_next_rows`) and takes two vectors a step.
 
 Before:
     ew.kernel @softmax(%x: !ew.view<2xf32, contiguous>) -> (!ew.view<2xf32, contiguous>) reduced 1 {
@@ -262,7 +264,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
 
     # A heavy pass (exp) takes two vectors a step, so their polynomials overlap: sum(exp(x - max))
     # over rows of [4096, 4096] f32, one process, 3.66 -> 3.28 ms. The additions keep their order.
-    results = list(accs)
+    results: list[SSAValue] = list(accs)
     if any(_heavy(op.input, row.uniform) for op in ops):
         pairs = rb(arith.SubiOp(n, rb(arith.RemSIOp(n, rb.index(2 * LANES)))))
         results = vectors(zero, pairs, results, 2)

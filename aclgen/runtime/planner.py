@@ -460,13 +460,13 @@ def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: li
                              threads_for(p.numel, threads))]
         for k in summed:  # then each output's blocks added up
             j = given.index(k)
-            launches.append(_add_blocks(views_out[j], outs[j].scratch, blocks, row_dims, axes, tensors, options,
+            launches.append(_blocks_launch(views_out[j], outs[j].scratch, blocks, row_dims, axes, tensors, options,
                                         threads))
         return tuple(launches)
     return None
 
 
-def _add_blocks(out: View, scratch, blocks: int, row_dims: list[int], axes, tensors, options: Options,
+def _blocks_launch(out: View, scratch, blocks: int, row_dims: list[int], axes, tensors, options: Options,
                 threads: int) -> Template:
     """The launch that adds `blocks` partial rows (contiguous [blocks, *row_dims] f32 at
     `scratch`) into output view `out` (the call's dims, its reduced dims 1)."""
@@ -482,7 +482,7 @@ def _add_blocks(out: View, scratch, blocks: int, row_dims: list[int], axes, tens
 
 
 def add_blocks(partials):
-    """The formula of `_add_blocks`: the partial sums' blocks (dim 0) added up."""
+    """The formula of `_blocks_launch`'s kernel: the partial sums' blocks (dim 0) added up."""
     from aclgen.frontend.dsl import CORE
 
     return CORE["sum"](partials, 0)
