@@ -17,7 +17,8 @@ in its large term; everything small is summed first and added to the big part on
 Special values are selects at the end, in this order (the last wins): +inf and NaN give x
 (the payload kept), x < 0 gives NaN (-inf included), +-0 gives -inf. log(1) = +0 exactly.
 The coefficients and the order of every operation are the numerics prototypes' (exhaustively
-swept in both FMA modes).
+swept in both FMA modes), but for log2 with FMA (`log2_fused`: 0.878 ulp over all 2^32 floats
+against the splits' 0.701, with 47 operations instead of 61; 316 -> 269 us at 1M, two threads).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ Q = (
 # log2: L2E = A1 + A2 with A1 of 12 bits (products with 12-bit numbers are exact)
 A1 = h("0x1.716p+0")  # 0x3fb8b000
 A2 = h("-0x1.7135a8p-13")  # 0xb9389ad4
+L2E_LO = h("0x1.4ae0cp-26")  # log2(e) - L2E (0x32a57060): with L2E, log2(e) to 2^-50
 
 
 def split12(b: Builder, v: SSAValue) -> SSAValue:
@@ -132,8 +134,12 @@ def log2(b: Builder, x: SSAValue) -> SSAValue:
     exact by 12-bit splits: f = fh + fl, fh^2 = g1 + g2 (fh^2 is exact, 24 bits), L2E = A1 + A2;
     fh A1 and g1 (-A1/2) are exact, summed with k by two Fast2Sums, and the small terms (A1 fl,
     A2 f, the rest of -(L2E/2) f^2, L2E f^3 Q) are added once at the end. Rounding L2E t as a
-    whole instead (it is 20% of the result near sqrt 2) reached 1.01 ulp without FMA."""
+    whole instead (it is 20% of the result near sqrt 2) reached 1.01 ulp without FMA.
+
+    With fused multiply-adds the splits are not needed (`log2_fused`)."""
     f, kf = reduce(b, x)
+    if b.fma:
+        return specials(b, x, log2_fused(b, f, kf), 0.0)
     fh = split12(b, f)
     fl = b.sub(f, fh)
     f2 = b.mul(f, f)
@@ -151,6 +157,26 @@ def log2(b: Builder, x: SSAValue) -> SSAValue:
     sm = b.muladd(b.f32(-A2 / 2), fh2, sm)
     sm = b.muladd(b.f32(-A1 / 2), g2, sm)
     return specials(b, x, b.add(hi, b.muladd(b.f32(L2E), t3, sm)), 0.0)
+
+
+def log2_fused(b: Builder, f: SSAValue, kf: SSAValue) -> SSAValue:
+    """log2 (2^kf (1 + f)) = kf + L2E f - (L2E/2) f^2 + L2E f^3 Q(f), where a multiply-add gives
+    each product's rounding error exactly: p = f L2E rounded and pe = f L2E - p, f2 = f^2 rounded
+    and f2e = f^2 - f2; kf + p = hi + lo exactly (Fast2Sum: |kf| >= 1 > |p| when kf != 0). The
+    small terms (lo, pe, f (log2 e - L2E), -(L2E/2) f2e, L2E f^3 Q) are summed first, then
+    -(L2E/2) f2 (20% of the result near sqrt 2) with its product exact inside the last
+    multiply-add, and the sum is added to hi once. About a fifth fewer operations than the
+    splits."""
+    f2 = b.mul(f, f)
+    f2e = b.muladd(f, f, b.neg(f2))
+    ln2e = b.f32(L2E)
+    p = b.mul(f, ln2e)
+    pe = b.muladd(f, ln2e, b.neg(p))
+    hi, lo = fast2sum(b, kf, p)
+    small = b.muladd(f, b.f32(L2E_LO), b.add(lo, pe))
+    small = b.muladd(b.f32(-L2E / 2), f2e, small)
+    small = b.muladd(ln2e, b.mul(f2, q_times_f(b, f, f2)), small)
+    return b.add(hi, b.muladd(b.mul(b.f32(-0.5), f2), ln2e, small))
 
 
 @expands("log1p")
