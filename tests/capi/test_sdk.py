@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import aclgen.ops as ops
 from aclgen.capi import abi
 from aclgen.capi.handles import Handles, UnknownPointer
 from tests import ROOT
@@ -33,7 +34,8 @@ PROGRAMS = (*BUILTIN_PROGRAMS, "my_leaky_relu_backward", "threads", "small_call"
 # scalar, a backward one with scalars and a bool in CANN's order, a split, an in-place API, a
 # reduction, a normalization with two outputs. Built where the operator is declared.
 FAMILY_PROGRAMS = {"swish": "Swish", "elu_backward": "EluBackward", "glu": "Glu",
-                   "inplace_leaky_relu": "LeakyRelu", "softmax": "Softmax", "rms_norm": "RmsNorm"}
+                   "inplace_leaky_relu": "LeakyRelu", "softmax": "Softmax", "rms_norm": "RmsNorm",
+                   "rms_norm_grad": "RmsNormGrad"}
 OPERATOR_HEADERS = ("aclnn_hardswish_backward.h", "aclnn_selu_backward.h", "aclnn_softshrink_backward.h",
                     "aclnn_swi_glu_grad.h", "aclnn_threshold_backward.h", "aclnn_my_leaky_relu_backward.h")
 CANN_LIBRARIES = ("libascendcl.so", "libacl_rt.so", "libnnopbase.so", "libopapi_nn.so", "libopapi_math.so",
@@ -309,6 +311,24 @@ def test_rms_norm_program_two_outputs(sdk, binaries, shell):
     rstd = 1 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6)
     _close(_results(out, "y"), x * rstd * gamma)
     _close(_results(out, "rstd"), rstd)
+
+
+def test_rms_norm_grad_program_allocates_the_workspace(sdk, binaries, shell):
+    """At [1024, 256] dgamma rides dx's kernel: phase 1 asks for a float32 row of 256 per 64 rows
+    (16 KiB), which the program allocates as CANN's examples do; dgamma and dx's first rows meet
+    the declaration's bound against float64 (printed to six decimals)."""
+    out = _family_program(shell, sdk, binaries, "rms_norm_grad")
+    assert re.search(r"^workspaceSize is: 16384$", out, re.M), out
+    i, j = np.arange(1024)[:, None], np.arange(256)[None, :]
+    x, dy = ((i * 7 + j * 3) % 17 - 8) / 8.0, ((i * 5 + j) % 13 - 6) / 4.0
+    rstd = (0.5 + (np.arange(1024)[:, None] % 5) / 8.0).astype(np.float32).astype(np.float64)
+    gamma = 1 + (np.arange(256) % 4) / 4.0
+    op = ops.OPERATORS["rms_norm_grad"]
+    (dx, dgamma), (sx, sg) = op.reference(dy, x, rstd, gamma), op.reference.scale(dy, x, rstd, gamma)
+    for label, want, scale in (("dgamma", dgamma, sg), ("dx", dx[:2], sx[:2])):
+        got = _results(out, label)
+        bound = op.tolerance * 2.0**-24 * np.ravel(scale) + 1e-6  # (the printed six decimals)
+        assert np.all(np.abs(got - np.ravel(want)) <= bound), label
 
 
 def test_user_declared_operator_from_cpp(sdk, binaries, shell):
