@@ -6,9 +6,10 @@ import time
 import numpy as np
 import pytest
 
+import aclgen.ops as ops
 from aclgen.codegen import native
 from aclgen.codegen import native_ir as nir
-from aclgen.knobs import environ_keys
+from aclgen.knobs import environ_keys, overridden
 from tests.kernels import formula_kernel
 from tests.runners import python, run_threads
 
@@ -132,3 +133,32 @@ print('status', os.waitstatus_to_exitcode(status))
     proc = python(code, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "status 0"
+
+
+
+def _last_job() -> tuple[int, int]:
+    """(chunk, chunks) of the 2-thread pool's last launch, read from its context (native_ir.Ctx)."""
+    pool = native._pool(2)
+    assert pool is not None
+    words = pool._memory[(pool.ctx - pool._memory.ctypes.data) // 8:]
+    return int(words[nir.Ctx.CHUNK // 8]), int(words[nir.Ctx.N_CHUNKS // 8])
+
+
+def test_the_pool_cuts_each_kernel_by_its_unit():
+    """Each kernel's range is cut in its own unit (Kernel.chunking), four chunks a thread: a
+    kernel a row at a time by single rows (64 softmax rows were one chunk, one thread, when every
+    range was cut into multiples of 64), one whose blocks of 64 rows sum across rows by whole
+    blocks (RmsNormGrad at [4000, 96]: 63 blocks, its range 4032 rows), an elementwise one by
+    multiples of 64 elements."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4000, 96)).astype(np.float32)
+    with overridden(ACLGEN_THREADS="2"):
+        ops.softmax(rng.standard_normal((64, 65536)).astype(np.float32), -1)
+        assert _last_job() == (8, 8)
+        ops.rms_norm(x, np.ones(96, np.float32), 1e-6)
+        assert _last_job() == (500, 8)
+        # (then the blocks are added by one thread: 6048 elements)
+        ops.rms_norm_grad(x, x, np.ones((4000, 1), np.float32), np.ones(96, np.float32))
+        assert _last_job() == (512, 8)
+        ops.relu(rng.standard_normal(1 << 20).astype(np.float32))
+        assert _last_job() == (1 << 17, 8)
