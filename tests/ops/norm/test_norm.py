@@ -216,6 +216,12 @@ def test_sums_across_rows_ride_the_row_kernel(dtype, shape):
     ws, executor, ret = aclnn.aclnnRmsNormGradGetWorkspaceSize(*map(acl.from_numpy, (dy, x, rstd, g, *outs)))
     assert ret == 0 and ws == -(-blocks * n * 4 // 64) * 64
     assert [k.name.split("_f32")[0].split("_bf16")[0] for k in executor.kernels] == ["rms_norm_grad", "add_blocks"]
+    assert aclnn.aclnnRmsNormGrad(None, ws, executor, None) == NULL  # the bytes it asked for are needed
+    ptr, code = acl.rt.malloc(ws, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert code == 0 and aclnn.aclnnRmsNormGrad(ptr, ws - 1, executor, None) == INVALID
+    assert aclnn.aclnnRmsNormGrad(ptr, ws, executor, None) == 0 and outs[1].tobytes() == ops.rms_norm_grad(
+        dy, x, rstd, g)[1].tobytes()  # the executor survived the refusals; the Python call gives its bits
+    acl.rt.free(ptr)
     calls = {"rms_norm_grad": lambda: ops.rms_norm_grad(dy, x, rstd, g)}
     for mask in ((True, True, True), (True, False, True), (False, True, True)):
         calls[f"layer_norm_backward {mask}"] = (
