@@ -67,6 +67,7 @@ After (abridged):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -240,7 +241,8 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     ptrs = row.run_pointers(rb, run)
     keep = _buffer_rows(row, rb, run, [op.input for op in ops])
     one = rb.index(1)
-    next_rows = _next_rows(row, rb, ptrs, ops)
+    heavy = any(_heavy(op.input, row.uniform) for op in ops)
+    next_rows = _next_rows(row, rb, ptrs, ops) if heavy else {}
 
     def vectors(lo: SSAValue, hi: SSAValue, accs: list[SSAValue], unroll: int) -> list[SSAValue]:
         """Full vectors of 32 columns over [lo, hi), `unroll` a step (added in column order)."""
@@ -265,7 +267,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     # A heavy pass (exp) takes two vectors a step, so their polynomials overlap: sum(exp(x - max))
     # over rows of [4096, 4096] f32, one process, 3.66 -> 3.28 ms. The additions keep their order.
     results: list[SSAValue] = list(accs)
-    if any(_heavy(op.input, row.uniform) for op in ops):
+    if heavy:
         pairs = rb(arith.SubiOp(n, rb(arith.RemSIOp(n, rb.index(2 * LANES)))))
         results = vectors(zero, pairs, results, 2)
         results = vectors(pairs, full, results, 1)
@@ -313,7 +315,7 @@ def _next_rows(row: _Row, b: Builder, ptrs: list[SSAValue], ops: list[ew.ReduceO
     the cache, and the row's arithmetic overlaps the next row's reads instead of following them
     (the first pass of a row is otherwise a wait on memory: softmax ran at 0.44 of a triad)."""
     kernel = row.kernel
-    if not row.kept or kernel.reduced.data != 1 or not any(_heavy(op.input, row.uniform) for op in ops):
+    if not row.kept or kernel.reduced.data != 1:
         return {}
     views = kernel.inputs.data
     return {i: b(tile.OffsetOp(ptrs[i], row.strides[i][row.kept - 1], views[i].element_type))
@@ -374,7 +376,9 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
     one = e.index(1)
     uniform = row_values(kernel)
     n_in = len(ins)
-    partials: dict = {}
+    # the outputs that sum across rows (operand indices), and whether this row is its block's first
+    partials = [n_in + k.data for k in kernel.partials.data] if kernel.partials is not None else []
+    first: SSAValue | None = None
 
     group, hi = 1, None
     if kernel.columns is not None:
@@ -382,12 +386,10 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         group = column_group(kernel, width)
         b, rows, col, mask, hi = _column_blocks(e, kernel, dims, strides, list(bases), views, begin, end, width, group)
     else:  # the row loop: [begin, end) over the kept dims' points (or blocks of them: `partials`)
-        partials = {n_in + k.data: None for k in kernel.partials.data} if kernel.partials is not None else {}
-        lo = begin
-        outer = e
+        lo, outer, block_rows = begin, e, {}
         if partials:
             assert kernel.blocks is not None
-            outer, lo, end, partials = _row_blocks(e, kernel.blocks.data, begin, end, dims, kept, bases, list(partials))
+            outer, lo, end, block_rows = _row_blocks(e, kernel.blocks.data, begin, end, dims, kept, bases, partials)
         rb_block = Block(arg_types=[i64])
         row_index = rb_block.args[0]
         loop = scf.ForOp(lo, end, one, [], Region(rb_block))
@@ -399,8 +401,8 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         kept_strides = [s[:kept] for s in strides]
         rows = offsets_of(b, row_index, dims[:kept], kept_strides, list(bases), views) if kept else list(bases)
         if partials:  # this block's row of each partial; the first row stores, the others add
-            rows = [partials.get(o, p) for o, p in enumerate(rows)]
-            partials = dict.fromkeys(partials, b(arith.CmpiOp(row_index, lo, "eq")))
+            rows = [block_rows.get(o, p) for o, p in enumerate(rows)]
+            first = b(arith.CmpiOp(row_index, lo, "eq"))
         col, mask, width = b.index(0), None, None
     first_op = entry.first_op
     assert first_op is not None
@@ -454,7 +456,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
                 element_outputs.append((j, v, view))
         if element_outputs:
             if width is None:
-                _final_pass(row, element_outputs, partials)
+                _final_pass(row, element_outputs, partials, first)
             else:
                 _final_pass_columns(row, element_outputs)
 
@@ -770,10 +772,10 @@ def _row_blocks(e: Builder, size: int, begin: SSAValue, end: SSAValue, dims, kep
     return b, lo, hi, {o: b(tile.OffsetOp(bases[o], at, f32)) for o in partials}
 
 
-def _final_pass(row: _Row, element_outputs, partials: dict | None = None) -> None:
+def _final_pass(row: _Row, element_outputs, partials: Sequence[int] = (), first: SSAValue | None = None) -> None:
     """The outputs that vary along the row, run by run in a column loop (`tile.inner`). An
-    output in `partials` (by operand index: whether this row is its block's first) holds the
-    block's running sum: the first row stores its values, the others add theirs."""
+    output in `partials` (operand indices) holds its block's running sum: the block's `first`
+    row stores its values, the others add theirs."""
     b = row.b
     n_in = len(row.kernel.inputs.data)
     runs_body = Block(arg_types=[i64])
@@ -789,9 +791,10 @@ def _final_pass(row: _Row, element_outputs, partials: dict | None = None) -> Non
     for j, v, view in element_outputs:
         value = _clone_cone(v, row, cb, ptrs, col, None, None, memo)
         o = n_in + j
-        if partials and o in partials:
+        if o in partials:
+            assert first is not None
             old = cb(tile.LoadOp(ptrs[o], col, row.strides[o][-1], view.layout.data, f32))
-            value = cb.select(partials[o], value, cb.add(old, value))
+            value = cb.select(first, value, cb.add(old, value))
         cb(tile.StoreOp(value, ptrs[o], col, row.strides[o][-1], view.layout.data, view.element_type))
     cb(scf.YieldOp())
     columns = scf.ForOp(rb.index(0), row.inner, rb.index(1), [], Region(cb_block))
