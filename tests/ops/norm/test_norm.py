@@ -193,6 +193,7 @@ def test_an_output_over_an_input_of_a_later_kernel_goes_through_the_workspace():
                                                                 acl.from_numpy(g), t, acl.from_numpy(dg))
     assert ret == 0 and ws >= dx.nbytes  # (rounded up to an alignment)
     assert aclnn.aclnnRmsNormGrad(None, ws, executor, None) == NULL  # the bytes it asked for are needed
+    assert aclnn.aclnnRmsNormGrad(None, 0, executor, None) == INVALID  # (none given when some are needed)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
@@ -217,6 +218,7 @@ def test_sums_across_rows_ride_the_row_kernel(dtype, shape):
     assert ret == 0 and ws == -(-blocks * n * 4 // 64) * 64
     assert [k.name.split("_f32")[0].split("_bf16")[0] for k in executor.kernels] == ["rms_norm_grad", "add_blocks"]
     assert aclnn.aclnnRmsNormGrad(None, ws, executor, None) == NULL  # the bytes it asked for are needed
+    assert aclnn.aclnnRmsNormGrad(None, 0, executor, None) == INVALID  # (none given when some are needed)
     ptr, code = acl.rt.malloc(ws, acl.ACL_MEM_MALLOC_HUGE_FIRST)
     assert code == 0 and aclnn.aclnnRmsNormGrad(ptr, ws - 1, executor, None) == INVALID
     assert aclnn.aclnnRmsNormGrad(ptr, ws, executor, None) == 0 and outs[1].tobytes() == ops.rms_norm_grad(
