@@ -8,6 +8,9 @@ spelling out attributes. The builder's `shape` is the type a value of the code b
 
     b = Builder.before(op, rewriter, shape=op.result.type, fma=True)
     y = b.muladd(x, b.f32(LOG2E), b.f32(MAGIC))      # an FMA, or a multiply and an add
+
+`fma` and `scalef` are facts about the target that expand-math's options carry: whether a
+multiply-add is fused, and whether `ldexp` is an instruction.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ from aclgen.dialects.enums import Predicate
 
 
 class Builder:
-    def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False):
+    def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False,
+                 scalef: bool = False):
         self.insert = insert
         self.shape = shape
         self.fma = fma
+        self.scalef = scalef
 
     @classmethod
     def at_end(cls, block: Block, **kw) -> Builder:
@@ -148,6 +153,16 @@ class Builder:
     def ashr(self, a: SSAValue, k: int) -> SSAValue:
         """`a >> k`, shifting the sign bit in."""
         return self(arith.ShRSIOp(a, self.i32(k)))
+
+    def ldexp(self, x: SSAValue, n: SSAValue) -> SSAValue:
+        """x * 2^n for an i32 `n`, rounded once (into subnormals or to inf where it must): LLVM's
+        `llvm.ldexp`, one instruction (and a conversion of n) where the builder's `scalef` says
+        the target has AVX-512's `vscalefps`; elsewhere LLVM would call `ldexpf` lane by lane,
+        so callers check `scalef` first."""
+        assert self.scalef, "llvm.ldexp is an instruction only where the target has vscalefps"
+        n_lanes = ew.lanes(self.shape)
+        suffix = "f32.i32" if n_lanes is None else f"v{n_lanes}f32.v{n_lanes}i32"
+        return self(llvm.CallIntrinsicOp(f"llvm.ldexp.{suffix}", [x, n], [self.shape]))
 
     def to_f32(self, n: SSAValue) -> SSAValue:
         """i32 `n` as an f32 (exact for |n| <= 2^24)."""

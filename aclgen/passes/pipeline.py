@@ -5,9 +5,9 @@ stages) with each pass's options:
     legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> expand-math
       -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
 
-Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma` and
-`rounding`, lower-to-llvm's `x86`) come from the target here, so the passes themselves never look at the
-machine: `aclgen opt` gives the same output everywhere. xDSL's cse, dce and convert-scf-to-cf
+Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
+`rounding` and `scalef`, lower-to-llvm's `x86`) come from the target here, so the passes
+themselves never look at the machine: `aclgen opt` gives the same output everywhere. xDSL's cse, dce and convert-scf-to-cf
 are reused as they are. xDSL's canonicalize is registered
 (for `aclgen opt`) but not in the default pipeline: on all five operators it changed no byte of
 the final assembly (LLVM's O3 does the same folding) and cost 6-21 ms of a 75-160 ms compile.
@@ -69,7 +69,8 @@ def passes(options: Options, target: Host) -> list[ModulePass]:
         "vectorize-elementwise": {"width": options.width, "lanes": target.f32_lanes,
                                   "nontemporal": options.nontemporal},
         "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on",
-                        "rounding": target.has("sse4.1") or not target.is_x86},
+                        "rounding": target.has("sse4.1") or not target.is_x86,
+                        "scalef": target.is_x86 and target.has("avx512f")},
         "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86,
                           "halves_masked": target.is_x86 and target.has("avx512bw")},
     }

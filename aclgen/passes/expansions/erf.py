@@ -50,7 +50,7 @@ from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, exp_poly, one_plus, pow2, shifter, split_scale
+from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, exp_poly, one_plus, pow2, shifter, times_pow2
 from aclgen.passes.expansions.log import fast2sum, log_normal, split12
 from aclgen.passes.expansions.registry import expands
 from aclgen.passes.expansions.tanh import exp_pair
@@ -228,8 +228,7 @@ def erfc_core(b: Builder, a: SSAValue) -> SSAValue:
     p_a = split12(b, ph)
     p_b = b.sub(ph, p_a)
     mid = b.muladd(p_a, th_b, b.muladd(p_b, th, b.muladd(ph, tl, b.mul(pl, th))))
-    s1, s2 = split_scale(b, ni)
-    return b.mul(b.mul(b.muladd(p_a, th_a, mid), s1), s2)
+    return times_pow2(b, b.muladd(p_a, th_a, mid), ni)
 
 
 def split11(b: Builder, v: SSAValue) -> SSAValue:

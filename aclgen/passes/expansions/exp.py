@@ -10,7 +10,8 @@ exp, the scheme the others share:
     r  = xc - n * C1 - n * C2           (Cody-Waite: C1 + C2 = ln 2, n * C1 exact, |r| <= ln2 / 2)
     e^r = (1 + r) + r^2 * P(r)          (degree-4 minimax P, Estrin's scheme)
     e^x = (t * s1 + hi * s1) * s2       (hi + lo = 1 + r exactly (Fast2Sum), t = r^2 P + lo;
-                                         s1 * s2 = 2^n, two normal powers of two)
+                                         s1 * s2 = 2^n, two normal powers of two; with
+                                         AVX-512F, ldexp(hi + t, n): the same bits)
 
 1 + r is split exactly and only the small rest `t` carries the polynomial's rounding: rounding
 r + r^2 P before adding 1 (the Cephes scheme) reaches 2 ulp. hi * s1 is exact, so e^x rounds
@@ -132,8 +133,21 @@ def split_scale(b: Builder, ni: SSAValue) -> tuple[SSAValue, SSAValue]:
     return pow2(b, b.iadd(n1, bias)), pow2(b, b.iadd(n2, bias))
 
 
+def times_pow2(b: Builder, v: SSAValue, ni: SSAValue) -> SSAValue:
+    """v 2^ni, rounded once, for a normal v and |ni| <= 252: v s1 is exact and the multiply by
+    s2 rounds (split_scale) — or, where the target has it, `ldexp` (AVX-512F's vscalefps: the
+    exact product rounded once, the same bits in one instruction instead of eight)."""
+    if b.scalef:
+        return b.ldexp(v, ni)
+    s1, s2 = split_scale(b, ni)
+    return b.mul(b.mul(v, s1), s2)
+
+
 def scaled(b: Builder, t: SSAValue, hi: SSAValue, ni: SSAValue) -> SSAValue:
-    """(t + hi) 2^ni with hi s1 exact: the sum rounds once, then the scale by s2."""
+    """(t + hi) 2^ni, the sum rounded once, then the scale. Without ldexp the sum is formed at
+    scale s1 (one multiply-add: (t + hi) s1 is normal, so it rounds as t + hi does)."""
+    if b.scalef:
+        return times_pow2(b, b.add(hi, t), ni)
     s1, s2 = split_scale(b, ni)
     return b.mul(b.muladd(t, s1, b.mul(hi, s1)), s2)
 
