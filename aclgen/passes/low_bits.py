@@ -11,21 +11,28 @@ off the def chain of the (vector or scalar) f32 value:
   such): narrowing is the identity on the bits.
 - `nan_payload_high(v)`: every NaN `v` can be has its low 16 bits clear. LLVM's NaN semantics
   (LangRef, "Floating-point semantics") let an arithmetic result NaN be only the preferred NaN
-  (payload 0) or a quieted operand NaN, so arithmetic on such values keeps the fact; integer
-  sources never give NaN. Parameters (any f32 bit pattern), f16 inputs (payload bits 13-15)
-  and anything this analysis does not know are assumed dirty.
+  (payload 0) or a quieted operand NaN, so arithmetic on such values keeps the fact (the
+  expansions' fused multiply-adds, the rounding and square-root intrinsics and `llvm.ldexp`
+  included); integer sources never give NaN, and a float made from an integer whose low 16
+  bits are always clear (`low_half_clear`: the expansions' powers of two, an exponent shifted
+  into place) has no other NaN. Parameters (any f32 bit pattern), f16 inputs (payload bits
+  13-15) and anything this analysis does not know are assumed dirty.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, IntegerType
+from xdsl.dialects import arith, llvm, math
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerAttr, IntegerType
 from xdsl.ir import OpResult, SSAValue
 
 from aclgen.dialects import ew, tile
 
-_SIGN_ONLY = (ew.NegOp, ew.function_op("absolute"))
-_ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp)
+_SIGN_ONLY = (ew.NegOp, ew.function_op("absolute"), ew.function_op("copysign"))
+_ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp, math.FmaOp,
+               *(ew.function_op(name) for name in ("sqrt", "floor", "ceil", "trunc", "round")))
+# LLVM intrinsics expand-math emits whose NaN result is a quieted NaN of their first operand
+_FIRST_OPERAND = ("llvm.ldexp.",)
 
 
 def _low_half(x: float) -> int:
@@ -76,6 +83,48 @@ def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
             memo[key] = value == value  # a NaN constant's payload is not tracked
         elif isinstance(op, _ARITHMETIC):
             memo[key] = all(nan_payload_high(s, memo) for s in op.operands)
+        elif isinstance(op, llvm.CallIntrinsicOp) and op.intrin.data.startswith(_FIRST_OPERAND):
+            memo[key] = nan_payload_high(op.args[0], memo)
+        elif isinstance(op, arith.BitcastOp):
+            memo[key] = low_half_clear(op.input, memo)
         elif inner:
             memo[key] = all(nan_payload_high(s, memo) for s in inner)
     return memo[key]
+
+
+def low_half_clear(n: SSAValue, memo: dict | None = None) -> bool:
+    """Every value of the i32 (or i32 vector) `n` has its low 16 bits clear."""
+    memo = {} if memo is None else memo
+    key = ("int", n)
+    if key not in memo:
+        memo[key] = False
+        op = n.owner if isinstance(n, OpResult) else None
+        if isinstance(op, (ew.ConstantOp, arith.ConstantOp)):
+            value = op.value.value.data if isinstance(op, ew.ConstantOp) else _int_value(op.value)
+            memo[key] = isinstance(value, int) and value & 0xFFFF == 0
+        elif isinstance(op, arith.ShLIOp):
+            memo[key] = _shift_at_least(op.rhs, 16) or low_half_clear(op.lhs, memo)
+        elif isinstance(op, (arith.AddiOp, arith.SubiOp, arith.OrIOp)):
+            memo[key] = low_half_clear(op.lhs, memo) and low_half_clear(op.rhs, memo)
+        elif isinstance(op, arith.AndIOp):
+            memo[key] = low_half_clear(op.lhs, memo) or low_half_clear(op.rhs, memo)
+        elif isinstance(op, arith.BitcastOp) and isinstance(ew.element(op.input.type), Float32Type):
+            memo[key] = exact_in_bf16(op.input, memo)
+        elif isinstance(op, ew.SelectOp):
+            memo[key] = low_half_clear(op.lhs, memo) and low_half_clear(op.rhs, memo)
+    return memo[key]
+
+
+def _int_value(attr) -> int | None:
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def _shift_at_least(k: SSAValue, bits: int) -> bool:
+    op = k.owner if isinstance(k, OpResult) else None
+    if isinstance(op, ew.ConstantOp):
+        value = op.value.value.data
+    elif isinstance(op, arith.ConstantOp):
+        value = _int_value(op.value)
+    else:
+        return False
+    return isinstance(value, int) and bits <= value < 32
