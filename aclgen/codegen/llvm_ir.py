@@ -34,6 +34,9 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
         case llvmx.FPToSIOp():
             # pyright reads llvmlite's @_castop-wrapped fptosi as returning None: it returns the cast
             values[op.result] = cast(ir.Value, b.fptosi(values[op.input], convert_type(op.result.type)))
+        case llvmx.AVX512Op():
+            fn = llvmx.AVX512Function(op.function.data)
+            values[op.result] = _avx512(b, fn, [values[a] for a in op.args])
         case llvm.AllocaOp():
             # an opaque `ptr` like every other `!llvm.ptr` (llvmlite types the alloca's pointer,
             # and a vector store through a float* would not type-check)
@@ -51,6 +54,59 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             store.set_metadata("nontemporal", b.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
         case _:
             xdsl_convert_op(op, b, values, blocks)
+
+
+_F32 = ir.FloatType()
+_I32 = ir.IntType(32)
+
+
+def _mask(indices: list[int]) -> ir.Constant:
+    """A shufflevector mask."""
+    return ir.Constant(ir.VectorType(_I32, len(indices)), [ir.Constant(_I32, k) for k in indices])
+
+
+def _avx512(b: ir.IRBuilder, fn: llvmx.AVX512Function, args: list[ir.Value]) -> ir.Value:
+    """`llvmx.avx512ps`: the x86 intrinsic on chunks of 16, 8 or 4 lanes (the largest that divides
+    the lanes, padded to a multiple of 4), the chunks' results concatenated; a scalar goes
+    through the first lane of a 4-lane vector."""
+    t = _type(args[0])
+    if not isinstance(t, ir.VectorType):
+        quad = ir.Constant(ir.VectorType(_F32, 4), None)
+        return b.extract_element(_avx512(b, fn, [b.insert_element(quad, a, ir.Constant(_I32, 0)) for a in args]),
+                                 ir.Constant(_I32, 0))
+    n = t.count
+    padded = -(-n // 4) * 4
+    if padded != n:  # lanes past n: the undef operand's first
+        args = [_lanes(b, a, [min(i, n) for i in range(padded)]) for a in args]
+    chunk = next(c for c in (16, 8, 4) if padded % c == 0)
+    vt = ir.VectorType(_F32, chunk)
+    suffix, mask_type = {16: ("512", ir.IntType(16)), 8: ("256", ir.IntType(8)), 4: ("128", ir.IntType(8))}[chunk]
+    fixed = [ir.Constant(_I32, 0)] if fn is llvmx.AVX512Function.GETMANT else []  # interval [1, 2), the source's sign
+    tail = [ir.Constant(vt, None), ir.Constant(mask_type, -1)] + ([ir.Constant(_I32, 4)] if chunk == 16 else [])
+    name = f"llvm.x86.avx512.mask.{fn.value}.ps.{suffix}"
+    callee = b.module.globals.get(name) or ir.Function(
+        b.module, ir.FunctionType(vt, [vt] * fn.arity + [c.type for c in fixed + tail]), name)
+    out = None
+    for c in range(0, padded, chunk):
+        part = b.call(callee, [_lanes(b, a, list(range(c, c + chunk))) if chunk < padded else a for a in args]
+                      + fixed + tail)
+        if out is None:
+            out = part
+        else:  # append: the part widened to out's lanes (its first lane repeated), then both joined
+            m = cast(ir.VectorType, _type(out)).count
+            wide = part if m == chunk else _lanes(b, part, [min(i, chunk) for i in range(m)])
+            out = b.shuffle_vector(out, wide, _mask(list(range(m)) + [m + k for k in range(chunk)]))
+    assert out is not None
+    return out if padded == n else _lanes(b, out, list(range(n)))
+
+
+def _lanes(b: ir.IRBuilder, v: ir.Value, indices: list[int]) -> ir.Value:
+    """The lanes `indices` of `v` (an index past v's last lane reads the undef second operand)."""
+    return b.shuffle_vector(v, ir.Constant(_type(v), None), _mask(indices))
+
+
+def _type(v: ir.Value) -> ir.Type:
+    return v.type  # pyright: ignore[reportAttributeAccessIssue]  (llvmlite's values all have one)
 
 
 class _Splat(ir.Constant):

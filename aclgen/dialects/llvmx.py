@@ -1,4 +1,5 @@
-"""`llvmx`: the few LLVM instructions xDSL's `llvm` dialect cannot express for vectors.
+"""`llvmx`: the few LLVM instructions xDSL's `llvm` dialect cannot express for vectors, and the
+AVX-512 instructions the math expansions use where the target has them.
 
 xDSL 0.74's `llvm.fcmp` only takes scalar floats and returns `i1`, `llvm.select` only takes an
 `i1` condition, and there is no `llvm.extractelement` or `llvm.fptosi`. These ops are the vector-capable
@@ -8,15 +9,16 @@ versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters
     %r = llvmx.select %m, %x, %y : vector<8xi1>, vector<8xf32>
     %e = llvmx.extractelement %v[%i] : vector<8xf32> -> f32
     %n = llvmx.fptosi %r : vector<8xf32> to vector<8xi32>
+    %y = llvmx.avx512ps "scalef"(%v, %n) : vector<64xf32>, vector<64xf32> -> vector<64xf32>
 """
 
 from __future__ import annotations
 
 import enum
 
-from xdsl.dialects.builtin import StringAttr, i1, i64
+from xdsl.dialects.builtin import StringAttr, f32, i1, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -127,4 +129,48 @@ class FPToSIOp(IRDLOperation):
         super().__init__(operands=[input], result_types=[result_type])
 
 
-LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp], [])
+class AVX512Function(enum.StrEnum):
+    """AVX-512F's exact float32 functions that `llvmx.avx512ps` names, each one instruction:
+    `scalef`: a * 2^floor(b), rounded once (vscalefps); `getexp`: floor(log2 |a|) as a float,
+    subnormals included (vgetexpps); `getmant`: |a|'s significand in [1, 2) with a's sign
+    (vgetmantps, interval and sign control 0). NaN operands give a quieted NaN of theirs."""
+
+    SCALEF = "scalef"
+    GETEXP = "getexp"
+    GETMANT = "getmant"
+
+    @property
+    def arity(self) -> int:
+        return 2 if self is AVX512Function.SCALEF else 1
+
+
+@irdl_op_definition
+class AVX512Op(IRDLOperation):
+    """One of `AVX512Function` on f32 values of any shape (scalar or vector): translated to
+    LLVM's `llvm.x86.avx512.mask.<fn>.ps.{512,256,128}` on chunks of 16, 8 or 4 lanes (a scalar
+    in the first lane of 4). expand-math emits it only for targets with AVX-512F (its `avx512`
+    option), where the generic form (`llvm.frexp`, `llvm.ldexp`) would be a libcall or an
+    integer conversion."""
+
+    name = "llvmx.avx512ps"
+    function = prop_def(StringAttr)
+    args = var_operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$function `(` $args `)` attr-dict `:` type($args) `->` type($result)"
+
+    def __init__(self, function: AVX512Function, *args: SSAValue | Operation):
+        super().__init__(operands=[list(args)], properties={"function": StringAttr(function)},
+                         result_types=[SSAValue.get(args[0]).type])
+
+    def verify_(self) -> None:
+        if self.function.data not in tuple(AVX512Function):
+            raise VerifyException(f"unknown llvmx.avx512ps function {self.function.data!r}")
+        fn = AVX512Function(self.function.data)
+        if len(self.args) != fn.arity:
+            raise VerifyException(f"llvmx.avx512ps {fn} takes {fn.arity} operands")
+        if element(self.result.type) != f32 or any(a.type != self.result.type for a in self.args):
+            raise VerifyException("llvmx.avx512ps takes and gives f32 values of one shape")
+
+
+LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp, AVX512Op], [])

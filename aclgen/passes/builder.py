@@ -9,8 +9,9 @@ spelling out attributes. The builder's `shape` is the type a value of the code b
     b = Builder.before(op, rewriter, shape=op.result.type, fma=True)
     y = b.muladd(x, b.f32(LOG2E), b.f32(MAGIC))      # an FMA, or a multiply and an add
 
-`fma` and `scalef` are facts about the target that expand-math's options carry: whether a
-multiply-add is fused, and whether `ldexp` is an instruction.
+`fma` and `avx512` are facts about the target that expand-math's options carry: whether a
+multiply-add is fused, and whether AVX-512F's exact scale, exponent and significand
+instructions (`llvmx.avx512ps`) are there.
 """
 
 from __future__ import annotations
@@ -33,17 +34,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from aclgen.dialects import ew
+from aclgen.dialects import ew, llvmx
 from aclgen.dialects.enums import Predicate
 
 
 class Builder:
     def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False,
-                 scalef: bool = False):
+                 avx512: bool = False):
         self.insert = insert
         self.shape = shape
         self.fma = fma
-        self.scalef = scalef
+        self.avx512 = avx512
 
     @classmethod
     def at_end(cls, block: Block, **kw) -> Builder:
@@ -154,15 +155,12 @@ class Builder:
         """`a >> k`, shifting the sign bit in."""
         return self(arith.ShRSIOp(a, self.i32(k)))
 
-    def ldexp(self, x: SSAValue, n: SSAValue) -> SSAValue:
-        """x * 2^n for an i32 `n`, rounded once (into subnormals or to inf where it must): LLVM's
-        `llvm.ldexp`, one instruction (and a conversion of n) where the builder's `scalef` says
-        the target has AVX-512's `vscalefps`; elsewhere LLVM would call `ldexpf` lane by lane,
-        so callers check `scalef` first."""
-        assert self.scalef, "llvm.ldexp is an instruction only where the target has vscalefps"
-        n_lanes = ew.lanes(self.shape)
-        suffix = "f32.i32" if n_lanes is None else f"v{n_lanes}f32.v{n_lanes}i32"
-        return self(llvm.CallIntrinsicOp(f"llvm.ldexp.{suffix}", [x, n], [self.shape]))
+    def x86(self, function: llvmx.AVX512Function, *args: SSAValue) -> SSAValue:
+        """AVX-512F's `function` (scalef, getexp, getmant: llvmx.AVX512Function), one instruction;
+        only where the builder's `avx512` says the target has it (elsewhere LLVM's generic forms
+        are libcalls, so callers check first)."""
+        assert self.avx512, f"{function} is an instruction only with AVX-512F"
+        return self(llvmx.AVX512Op(function, *args))
 
     def to_f32(self, n: SSAValue) -> SSAValue:
         """i32 `n` as an f32 (exact for |n| <= 2^24)."""

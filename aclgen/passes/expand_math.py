@@ -10,10 +10,12 @@ functions: SSE4.1), on the targets the pass's option says have them.
 
 `fma` says whether the expansions' multiply-adds are fused (one rounding, `math.fma`) or a
 multiply and an add; `rounding` whether the target rounds to integers in one instruction;
-`scalef` whether it scales by a power of two in one (`llvm.ldexp` as AVX-512F's `vscalefps`),
-which exp, exp2, pow and erfc use for their last step (the same bits as the two-multiply scale
-of other targets). The compiler sets all three from the target (`aclgen opt`'s defaults: `fma`
-and `rounding` on, as on every AVX machine, `scalef` off).
+`avx512` whether it has AVX-512F's exact instructions for a float's exponent and significand
+and for scaling by a power of two (`llvmx.avx512ps`: vgetexpps, vgetmantps, vscalefps): log and
+log2 take their argument apart with the first two, exp, exp2, pow and erfc end with the third,
+for the same bits as the integer work of other targets. The compiler sets all three from the
+target (`aclgen opt`'s defaults: `fma` and `rounding` on, as on every AVX machine, `avx512`
+off).
 
 Before:
     %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
@@ -45,13 +47,13 @@ class Expand(RewritePattern):
 
     expansions: dict[type[ew.FunctionOp], Expansion]
     fma: bool
-    scalef: bool
+    avx512: bool
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         expansion = self.expansions.get(type(op))  # type: ignore[arg-type]
         if expansion is None:
             return
-        b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, scalef=self.scalef)
+        b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512)
         rewriter.replace(op, [], [expansion(b, *op.operands)])
 
 
@@ -67,7 +69,7 @@ class ExpandMathPass(ModulePass):
 
     fma: bool = True  # fused multiply-adds (the compiler passes whether the target has FMA)
     rounding: bool = True  # floor/ceil/trunc/round are instructions (SSE4.1 and later)
-    scalef: bool = False  # ldexp is an instruction (AVX-512F's vscalefps): see expansions/exp.py `scaled`
+    avx512: bool = False  # AVX-512F's vscalefps, vgetexpps, vgetmantps (llvmx.avx512ps)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(Expand(expansions({"rounding": self.rounding}), self.fma, self.scalef)).rewrite_module(op)
+        PatternRewriteWalker(Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512)).rewrite_module(op)

@@ -12,8 +12,8 @@ off the def chain of the (vector or scalar) f32 value:
 - `nan_payload_high(v)`: every NaN `v` can be has its low 16 bits clear. LLVM's NaN semantics
   (LangRef, "Floating-point semantics") let an arithmetic result NaN be only the preferred NaN
   (payload 0) or a quieted operand NaN, so arithmetic on such values keeps the fact (the
-  expansions' fused multiply-adds, the rounding and square-root intrinsics and `llvm.ldexp`
-  included); integer sources never give NaN, and a float made from an integer whose low 16
+  expansions' fused multiply-adds, the rounding and square-root intrinsics and AVX-512's
+  scale, exponent and significand instructions included); integer sources never give NaN, and a float made from an integer whose low 16
   bits are always clear (`low_half_clear`: the expansions' powers of two, an exponent shifted
   into place) has no other NaN. Parameters (any f32 bit pattern), f16 inputs (payload bits
   13-15) and anything this analysis does not know are assumed dirty.
@@ -22,17 +22,15 @@ off the def chain of the (vector or scalar) f32 value:
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, llvm, math
+from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerAttr, IntegerType
 from xdsl.ir import OpResult, SSAValue
 
-from aclgen.dialects import ew, tile
+from aclgen.dialects import ew, llvmx, tile
 
 _SIGN_ONLY = (ew.NegOp, ew.function_op("absolute"), ew.function_op("copysign"))
-_ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp, math.FmaOp,
+_ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp, math.FmaOp, llvmx.AVX512Op,
                *(ew.function_op(name) for name in ("sqrt", "floor", "ceil", "trunc", "round")))
-# LLVM intrinsics expand-math emits whose NaN result is a quieted NaN of their first operand
-_FIRST_OPERAND = ("llvm.ldexp.",)
 
 
 def _low_half(x: float) -> int:
@@ -83,8 +81,6 @@ def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
             memo[key] = value == value  # a NaN constant's payload is not tracked
         elif isinstance(op, _ARITHMETIC):
             memo[key] = all(nan_payload_high(s, memo) for s in op.operands)
-        elif isinstance(op, llvm.CallIntrinsicOp) and op.intrin.data.startswith(_FIRST_OPERAND):
-            memo[key] = nan_payload_high(op.args[0], memo)
         elif isinstance(op, arith.BitcastOp):
             memo[key] = low_half_clear(op.input, memo)
         elif inner:

@@ -681,8 +681,7 @@ class _Refuse(RewritePattern):
     """Last in line: an op no pattern lowered is an error naming it."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.dialect_name() != "llvm" and not isinstance(op, (llvmx.FCmpOp, llvmx.SelectOp,
-                                                             llvmx.ExtractElementOp, llvmx.FPToSIOp)):
+        if op.dialect_name() not in ("llvm", "llvmx"):
             raise ValueError(f"in pass lower-to-llvm: no lowering for {op.name}:\n  {op}")
 
 

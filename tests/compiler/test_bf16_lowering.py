@@ -115,7 +115,7 @@ def _unary(fn):
 
 @pytest.mark.parametrize("cpu", ["", "haswell"])
 def test_nan_guard_follows_the_expansions(cpu):
-    """exp ends in `llvm.ldexp` (AVX-512) or a multiply by powers of two built from shifted bits
+    """exp ends in vscalefps (AVX-512) or a multiply by powers of two built from shifted bits
     (AVX2): neither makes a NaN with a low payload, so its bf16 result rounds without the NaN
     guard. log's mantissa is x's bits minus a shifted exponent, where x may be any f32 (the
     subnormal scaling): guarded. Every bf16 input, NaNs included, still gives the f32 result

@@ -189,14 +189,14 @@ def s_poly(b: Builder, th: SSAValue) -> SSAValue:
 
 
 def gauss_exponent(b: Builder, a: SSAValue, x1: SSAValue, x2: SSAValue, kh: SSAValue, s: SSAValue
-                   ) -> tuple[SSAValue, SSAValue, SSAValue]:
-    """The exponent -a^2 + kh + s of erf's and erfc's e^E as n ln 2 + big + small: (n as an i32,
-    big, small), with a = x1 + x2 split so that x1^2 is exact and big = -n C1 - x1^2
+                   ) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+    """The exponent -a^2 + kh + s of erf's and erfc's e^E as n ln 2 + big + small: (n, n as an
+    i32, big, small), with a = x1 + x2 split so that x1^2 is exact and big = -n C1 - x1^2
     + kh exact; small = -n C2 - x2 (a + x1) + s carries every rounding."""
     n, ni = shifter(b, b.muladd(b.add(b.muladd(b.neg(a), a, kh), s), b.f32(L2E), b.f32(SH)))
     big = b.add(b.muladd(n, b.f32(-C1), b.neg(b.mul(x1, x1))), kh)  # exact
     small = b.muladd(n, b.f32(-C2), b.muladd(b.neg(x2), b.add(a, x1), s))
-    return ni, big, small
+    return n, ni, big, small
 
 
 def erfc_core(b: Builder, a: SSAValue) -> SSAValue:
@@ -209,7 +209,7 @@ def erfc_core(b: Builder, a: SSAValue) -> SSAValue:
     s = s_poly(b, th)
     # the exponent -a^2 + KH + S = n ln 2 + r + rl
     kh = b.f32(KH)
-    ni, big, small = gauss_exponent(b, a, x1, x2, kh, s)
+    n, ni, big, small = gauss_exponent(b, a, x1, x2, kh, s)
     r = b.add(big, small)
     bb = b.sub(r, big)
     rl = b.add(b.sub(big, b.sub(r, bb)), b.sub(small, bb))  # TwoSum
@@ -228,7 +228,7 @@ def erfc_core(b: Builder, a: SSAValue) -> SSAValue:
     p_a = split12(b, ph)
     p_b = b.sub(ph, p_a)
     mid = b.muladd(p_a, th_b, b.muladd(p_b, th, b.muladd(ph, tl, b.mul(pl, th))))
-    return times_pow2(b, b.muladd(p_a, th_a, mid), ni)
+    return times_pow2(b, b.muladd(p_a, th_a, mid), n, ni)
 
 
 def split11(b: Builder, v: SSAValue) -> SSAValue:
@@ -259,7 +259,7 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     for j in range(5, -1, -1):
         g = b.muladd(g, d, k[j])
     kh = b.f32(ERF_KH)
-    ni, big, small = gauss_exponent(b, ac, x1, x2, kh, g)
+    _, ni, big, small = gauss_exponent(b, ac, x1, x2, kh, g)
     r = b.add(big, small)
     r2 = b.mul(r, r)
     hi, lo = one_plus(b, r)

@@ -11,7 +11,7 @@ exp, the scheme the others share:
     e^r = (1 + r) + r^2 * P(r)          (degree-4 minimax P, Estrin's scheme)
     e^x = (t * s1 + hi * s1) * s2       (hi + lo = 1 + r exactly (Fast2Sum), t = r^2 P + lo;
                                          s1 * s2 = 2^n, two normal powers of two; with
-                                         AVX-512F, ldexp(hi + t, n): the same bits)
+                                         AVX-512F, vscalefps(hi + t, n): the same bits)
 
 1 + r is split exactly and only the small rest `t` carries the polynomial's rounding: rounding
 r + r^2 P before adding 1 (the Cephes scheme) reaches 2 ulp. hi * s1 is exact, so e^x rounds
@@ -30,6 +30,7 @@ from __future__ import annotations
 from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
+from aclgen.dialects.llvmx import AVX512Function
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.registry import expands
 
@@ -133,21 +134,22 @@ def split_scale(b: Builder, ni: SSAValue) -> tuple[SSAValue, SSAValue]:
     return pow2(b, b.iadd(n1, bias)), pow2(b, b.iadd(n2, bias))
 
 
-def times_pow2(b: Builder, v: SSAValue, ni: SSAValue) -> SSAValue:
-    """v 2^ni, rounded once, for a normal v and |ni| <= 252: v s1 is exact and the multiply by
-    s2 rounds (split_scale) — or, where the target has it, `ldexp` (AVX-512F's vscalefps: the
-    exact product rounded once, the same bits in one instruction instead of eight)."""
-    if b.scalef:
-        return b.ldexp(v, ni)
+def times_pow2(b: Builder, v: SSAValue, n: SSAValue, ni: SSAValue) -> SSAValue:
+    """v 2^n, rounded once, for a normal v and an integral n (`ni` as an i32), |n| <= 252: v s1 is
+    exact and the multiply by s2 rounds (split_scale) — or, with AVX-512F, one vscalefps of v by
+    n itself (the exact product rounded once: the same bits in one instruction instead of
+    eight)."""
+    if b.avx512:
+        return b.x86(AVX512Function.SCALEF, v, n)
     s1, s2 = split_scale(b, ni)
     return b.mul(b.mul(v, s1), s2)
 
 
-def scaled(b: Builder, t: SSAValue, hi: SSAValue, ni: SSAValue) -> SSAValue:
-    """(t + hi) 2^ni, the sum rounded once, then the scale. Without ldexp the sum is formed at
+def scaled(b: Builder, t: SSAValue, hi: SSAValue, n: SSAValue, ni: SSAValue) -> SSAValue:
+    """(t + hi) 2^n, the sum rounded once, then the scale. Without vscalefps the sum is formed at
     scale s1 (one multiply-add: (t + hi) s1 is normal, so it rounds as t + hi does)."""
-    if b.scalef:
-        return times_pow2(b, b.add(hi, t), ni)
+    if b.avx512:
+        return times_pow2(b, b.add(hi, t), n, ni)
     s1, s2 = split_scale(b, ni)
     return b.mul(b.muladd(t, s1, b.mul(hi, s1)), s2)
 
@@ -160,7 +162,7 @@ def exp(b: Builder, x: SSAValue) -> SSAValue:
     r2 = b.mul(r, r)
     p = exp_poly(b, r, r2)
     hi, lo = one_plus(b, r)
-    return scaled(b, b.muladd(p, r2, lo), hi, ni)
+    return scaled(b, b.muladd(p, r2, lo), hi, n, ni)
 
 
 @expands("exp2")
@@ -177,7 +179,7 @@ def exp2(b: Builder, x: SSAValue) -> SSAValue:
     u = b.mul(r, ln2)
     ue = b.muladd(r, ln2, b.neg(u))
     hi, lo = one_plus(b, u)
-    return scaled(b, b.muladd(p, r2, b.add(lo, ue)), hi, ni)
+    return scaled(b, b.muladd(p, r2, b.add(lo, ue)), hi, n, ni)
 
 
 @expands("expm1")

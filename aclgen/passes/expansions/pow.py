@@ -128,7 +128,7 @@ def exp2_pair(b: Builder, th: SSAValue, tl: SSAValue) -> SSAValue:
     hi, lo = fast2sum(b, b.f32(1.0), v)
     u2 = b.mul(u, u)
     p = estrin4(b, EXP2_P, u, u2)
-    return scaled(b, b.muladd(p, u2, b.add(vl, lo)), hi, ni)
+    return scaled(b, b.muladd(p, u2, b.add(vl, lo)), hi, n, ni)
 
 
 @expands("pow")

@@ -1,6 +1,6 @@
 // RUN: aclgen opt %s -p 'expand-math{fma=false}' | filecheck %s
 // RUN: aclgen opt %s -p 'expand-math{fma=true}' | filecheck %s --check-prefix=FMA
-// RUN: aclgen opt %s -p 'expand-math{fma=true scalef=true}' | filecheck %s --check-prefix=SCALEF
+// RUN: aclgen opt %s -p 'expand-math{fma=true avx512=true}' | filecheck %s --check-prefix=AVX512
 
 // ew.exp and ew.sigmoid become straight-line f32 code (no libcall, so it vectorizes): clamp to
 // [-104, 89] (ordered compares: NaN passes, no select for it), n = roundeven(x * log2 e) by the
@@ -70,19 +70,20 @@
 // FMA-NOT:     ew.sigmoid
 // FMA:         ew.yield
 
-// With scalef (AVX-512F), exp ends with one ldexp of hi + t by n (its i32 from the shifter's
-// bits) instead of the two powers of two: no arithmetic shift, no shift into the exponent field.
-// sigmoid's own scale is one shift already and stays.
-// SCALEF-NOT:  ew.exp
-// SCALEF:      %[[NI:.*]] = arith.subi %{{.*}}, %{{.*}} : i32
-// SCALEF-NOT:  arith.shrsi
-// SCALEF:      %[[ONE:.*]] = ew.constant 1.0 : f32
-// SCALEF-NEXT: %[[HI:.*]] = ew.add %[[ONE]], %{{.*}} : f32, f32 -> f32
-// SCALEF:      %[[V:.*]] = ew.add %[[HI]], %{{.*}} : f32, f32 -> f32
-// SCALEF-NEXT: llvm.call_intrinsic "llvm.ldexp.f32.i32"(%[[V]], %[[NI]]) : (f32, i32) -> f32
-// SCALEF:      ew.abs
-// SCALEF:      arith.shli
-// SCALEF:      ew.div
+// With AVX-512F (avx512=true), exp ends with one vscalefps of hi + t by n, the float the
+// shifter gives (`llvmx.avx512ps "scalef"`), instead of two powers of two built from n's bits: no
+// arithmetic shift, no shift into the exponent field. sigmoid's own scale is one shift already
+// and stays.
+// AVX512-NOT:  ew.exp
+// AVX512:      %[[N:.*]] = ew.sub %{{.*}}, %{{.*}} : f32, f32 -> f32
+// AVX512-NOT:  arith.shrsi
+// AVX512:      %[[ONE:.*]] = ew.constant 1.0 : f32
+// AVX512-NEXT: %[[HI:.*]] = ew.add %[[ONE]], %{{.*}} : f32, f32 -> f32
+// AVX512:      %[[V:.*]] = ew.add %[[HI]], %{{.*}} : f32, f32 -> f32
+// AVX512-NEXT: llvmx.avx512ps "scalef"(%[[V]], %[[N]]) : f32, f32 -> f32
+// AVX512:      ew.abs
+// AVX512:      arith.shli
+// AVX512:      ew.div
 
 builtin.module {
   "ew.kernel"() <{sym_name = "k", inputs = [!ew.view<1xf32, contiguous>], outputs = [!ew.view<1xf32, contiguous>], params = [], arg_names = ["x", "out"]}> ({
