@@ -191,3 +191,37 @@ def test_vector_constants_of_one_value_are_splats():
         assert "splat" not in vec(*lanes).get_reference(), lanes
     ir_text = kernel("hardswish_backward", "float32").ir["llvm-ir"]
     assert "splat (float" in ir_text and not re.search(r"<\d+ x float> <float", ir_text)
+
+
+def _log2_of_exp(x):
+    return aclgen.log2(aclgen.exp(x * 0.25) + x * x)
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 8, 32, 64])
+def test_avx512_instructions_serve_every_lane_count(width):
+    """`llvmx.avx512ps` becomes the x86 intrinsics on chunks of 16, 8 or 4 lanes (a scalar in a
+    4-lane vector, 2 lanes padded to 4): every vector width gives the 16-lane code's bits
+    (on a host without AVX-512F, the integer forms run at both widths)."""
+    rng = np.random.default_rng(width)
+    x = np.concatenate([np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 1e30, 88.0]),
+                        (rng.standard_normal(4099) * 30).astype(np.float32)])
+    want = aclgen.compile(_log2_of_exp, name="avx512_w16", width=16)(x)
+    f = aclgen.compile(_log2_of_exp, name=f"avx512_w{width}", width=width)
+    np.testing.assert_array_equal(f(x).view(np.uint32), want.view(np.uint32))
+    if host().is_x86 and host().has("avx512f"):
+        assert "llvm.x86.avx512.mask.scalef" in f.ir["llvm"] and "vgetmantps" in f.asm
+
+
+def test_avx512_op_verifies_its_operands():
+    from xdsl.dialects.builtin import VectorType, f32, i32
+    from xdsl.dialects.test import TestOp
+    from xdsl.utils.exceptions import VerifyException
+
+    from aclgen.dialects.llvmx import AVX512Function, AVX512Op
+
+    v = TestOp(result_types=[VectorType(f32, [8])]).results[0]
+    AVX512Op(AVX512Function.SCALEF, v, v).verify()
+    with pytest.raises(VerifyException, match="takes 2 operands"):
+        AVX512Op(AVX512Function.SCALEF, v).verify()
+    with pytest.raises(VerifyException, match="f32 values of one shape"):
+        AVX512Op(AVX512Function.GETEXP, TestOp(result_types=[VectorType(i32, [8])]).results[0]).verify()
