@@ -15,9 +15,13 @@ off the def chain of the (vector or scalar) f32 value:
   expansions' fused multiply-adds, the rounding and square-root intrinsics and AVX-512's
   scale, exponent and significand instructions included); integer sources never give NaN, and a float made from an integer whose low 16
   bits are always clear (`low_half_clear`: the expansions' powers of two, an exponent shifted
-  into place) has no other NaN. Parameters (any f32 bit pattern), f16 inputs (payload bits
+  into place) has no other NaN. An f32 parameter is any bit pattern, unless the kernel stores
+  nothing but bf16 (`PARAMS_QUIETED` in the memo): then lower-to-llvm quiets each parameter
+  this analysis relied on and clears its low payload bits as it reads it, once per call, which
+  no bf16 result can tell (their rounding keeps a NaN's upper half and sets the quiet bit). f16 inputs (payload bits
   13-15) and anything this analysis does not know are assumed dirty.
 """
+
 
 from __future__ import annotations
 
@@ -27,6 +31,11 @@ from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerAttr, Intege
 from xdsl.ir import OpResult, SSAValue
 
 from aclgen.dialects import ew, llvmx, tile
+
+#: A key of the memo (lower-to-llvm's facts): where the kernel stores nothing but bf16, the set of
+#: f32 parameters this analysis took as quieted; lower-to-llvm reads those with a NaN quieted and
+#: its low payload bits clear.
+PARAMS_QUIETED = "params quieted"
 
 _SIGN_ONLY = (ew.NegOp, ew.function_op("absolute"), ew.function_op("copysign"))
 _ARITHMETIC = (ew.AddOp, ew.SubOp, ew.MulOp, ew.DivOp, math.FmaOp, llvmx.AVX512Op,
@@ -76,6 +85,11 @@ def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
             memo[key] = True
         elif isinstance(op, ew.ConvertOp):
             memo[key] = isinstance(ew.element(op.input.type), (BFloat16Type, IntegerType))
+        elif isinstance(op, tile.ParamOp):
+            quieted = memo.get(PARAMS_QUIETED)  # a set where the kernel may quiet its parameters
+            if quieted is not None:
+                quieted.add(op)
+            memo[key] = quieted is not None
         elif isinstance(op, ew.ConstantOp):
             value = op.value.value.data
             memo[key] = value == value  # a NaN constant's payload is not tracked

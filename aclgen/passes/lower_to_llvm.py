@@ -372,11 +372,22 @@ class LowerParam(Lowering):
             slot = b(llvm.GEPOp(op.meta, [op.index.data], i64))
             t = op.result.type
             value = from_memory(b, b(llvm.LoadOp(slot, memory_type(t), alignment=_itemsize(t))), t)
+            if op in (self.facts.get(low_bits.PARAMS_QUIETED) or ()):
+                value = quiet_high(b, value)
         elif isinstance(op, tile.OffsetOp):
             value = _gep(b, op.base, op.offset, memory_type(op.elem))
         else:
             value = splat(b, op.input, cast(VectorType, llvm_type(op.result.type)))
         rewriter.replace(op, [], [value])
+
+
+def quiet_high(b: Builder, x: SSAValue) -> SSAValue:
+    """f32 `x`, but a NaN quieted with its low 16 payload bits cleared: what a bf16 rounding of
+    it keeps, so that arithmetic on it makes no NaN the rounding must guard against."""
+    t32 = like(x.type, i32)
+    bits = b(llvm.BitcastOp(x, t32))
+    quiet = b(llvm.OrOp(b(llvm.AndOp(bits, b.llvm(HIGH_HALF, t32))), b.llvm(0x400000, t32)))
+    return b(llvmx.SelectOp(b(llvmx.FCmpOp(FCmpPredicate.UNO, x, x)), b(llvm.BitcastOp(quiet, x.type)), x))
 
 
 def _gep(b: Builder, base: SSAValue, index: SSAValue, elem: Attribute) -> SSAValue:
@@ -724,7 +735,11 @@ class LowerToLLVMPass(ModulePass):
                     "convert-scf-to-cf first"
                 )
         for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
-            applier = GreedyRewritePatternApplier([*patterns({}, self.x86, self.halves_masked), _Refuse()],
+            stores = [s for s in f.walk() if isinstance(s, tile.StoreOp)]
+            # a kernel whose every store is bf16 may read its f32 parameters quieted (low_bits)
+            bf16_only = bool(stores) and all(isinstance(s.elem, BFloat16Type) for s in stores)
+            facts: dict = {low_bits.PARAMS_QUIETED: set()} if bf16_only else {}
+            applier = GreedyRewritePatternApplier([*patterns(facts, self.x86, self.halves_masked), _Refuse()],
                                                   dce_enabled=False)
             PatternRewriteWalker(applier, apply_recursively=False, walk_reverse=True).rewrite_region(f.body)
             op.body.block.insert_op_before(llvm_function(f, self.noalias), f)

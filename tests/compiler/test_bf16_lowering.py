@@ -109,6 +109,23 @@ def test_rounding_steps_follow_provenance():
     assert "fcmp uno" not in kernel("swi_glu_grad", "bfloat16").ir["llvm"]
 
 
+def test_parameters_of_a_bf16_kernel_are_read_quieted():
+    """A kernel that stores only bf16 reads a NaN parameter quieted, its low payload bits clear
+    (once per call), so its loops round without the NaN guard; the bits are those the guard
+    would give: the parameter's upper half with the quiet bit. A kernel with an f32 output keeps
+    the parameter's bits."""
+    leaky = aclgen.compile(lambda x, p: select(x > 0.0, x, x * p), dtypes="bfloat16", params=("p",),
+                           name="quiet_params")
+    signaling = float(np.uint32(0x7FA12345).view(np.float32))
+    got = leaky(np.float32([-1.0, 2.0, -3.5] * 11).astype(BF16), p=signaling)
+    assert "fcmp uno <" not in leaky.ir["llvm"] and "fcmp uno float" in leaky.ir["llvm"]
+    assert list(_bits(got)[:3]) == [0x7FE1, 0x4000, 0x7FE1]
+    wide = aclgen.compile(lambda x, p: select(x > 0.0, x, x * p), dtypes="bfloat16", out_dtypes="float32",
+                          params=("p",), name="quiet_params_f32")
+    assert "fcmp uno" not in wide.ir["llvm"]
+    assert wide(np.float32([-1.0]).astype(BF16), p=signaling).view(np.uint32)[0] == 0x7FE12345
+
+
 def _unary(fn):
     return lambda v: fn(v)
 
