@@ -92,7 +92,7 @@ def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
             memo[key] = quieted is not None
         elif isinstance(op, ew.ConstantOp):
             value = op.value.value.data
-            memo[key] = value == value  # a NaN constant's payload is not tracked
+            memo[key] = isinstance(value, float) and (value == value or _low_half(value) == 0)  # NaN: 0x7FC00000
         elif isinstance(op, _ARITHMETIC):
             memo[key] = all(nan_payload_high(s, memo) for s in op.operands)
         elif isinstance(op, arith.BitcastOp):
