@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import BFloat16Type, Float32Type, IntegerAttr, IntegerType, f32
 from xdsl.ir import OpResult, SSAValue
 
 from aclgen.dialects import ew, llvmx, tile
@@ -96,7 +96,8 @@ def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
         elif isinstance(op, _ARITHMETIC):
             memo[key] = all(nan_payload_high(s, memo) for s in op.operands)
         elif isinstance(op, arith.BitcastOp):
-            memo[key] = low_half_clear(op.input, memo)
+            low = _low_bits_cleared(op.input)  # a float with only low mantissa bits cut: v's NaNs
+            memo[key] = low_half_clear(op.input, memo) or (low is not None and nan_payload_high(low, memo))
         elif inner:
             memo[key] = all(nan_payload_high(s, memo) for s in inner)
     return memo[key]
@@ -125,16 +126,39 @@ def low_half_clear(n: SSAValue, memo: dict | None = None) -> bool:
     return memo[key]
 
 
-def _int_value(attr) -> int | None:
-    return attr.value.data if isinstance(attr, IntegerAttr) else None
+def _low_bits_cleared(n: SSAValue) -> SSAValue | None:
+    """The f32 v when i32 `n` is v's bits with some low mantissa bits cleared (`shl(ashr(bits(v), k),
+    k)` for k < 23, the expansions' splits): then the float of n is NaN only where v is, with a
+    part of v's payload."""
+    op = n.owner if isinstance(n, OpResult) else None
+    if not isinstance(op, arith.ShLIOp) or not isinstance(inner := _owner(op.lhs), arith.ShRSIOp):
+        return None
+    k = _constant_int(op.rhs)
+    if k is None or not 0 < k < 23 or _constant_int(inner.rhs) != k:
+        return None
+    bits = _owner(inner.lhs)
+    return bits.input if isinstance(bits, arith.BitcastOp) and ew.element(bits.input.type) == f32 else None
 
 
-def _shift_at_least(k: SSAValue, bits: int) -> bool:
-    op = k.owner if isinstance(k, OpResult) else None
+def _owner(v: SSAValue):
+    return v.owner if isinstance(v, OpResult) else None
+
+
+def _constant_int(v: SSAValue) -> int | None:
+    op = _owner(v)
     if isinstance(op, ew.ConstantOp):
         value = op.value.value.data
     elif isinstance(op, arith.ConstantOp):
         value = _int_value(op.value)
     else:
-        return False
-    return isinstance(value, int) and bits <= value < 32
+        return None
+    return value if isinstance(value, int) else None
+
+
+def _int_value(attr) -> int | None:
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def _shift_at_least(k: SSAValue, bits: int) -> bool:
+    value = _constant_int(k)
+    return value is not None and bits <= value < 32
