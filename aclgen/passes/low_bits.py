@@ -13,13 +13,16 @@ off the def chain of the (vector or scalar) f32 value:
   (LangRef, "Floating-point semantics") let an arithmetic result NaN be only the preferred NaN
   (payload 0) or a quieted operand NaN, so arithmetic on such values keeps the fact (the
   expansions' fused multiply-adds, the rounding and square-root intrinsics and AVX-512's
-  scale, exponent and significand instructions included); integer sources never give NaN, and a float made from an integer whose low 16
-  bits are always clear (`low_half_clear`: the expansions' powers of two, an exponent shifted
-  into place) has no other NaN. An f32 parameter is any bit pattern, unless the kernel stores
-  nothing but bf16 (`PARAMS_QUIETED` in the memo): then lower-to-llvm quiets each parameter
-  this analysis relied on and clears its low payload bits as it reads it, once per call, which
-  no bf16 result can tell (their rounding keeps a NaN's upper half and sets the quiet bit). f16 inputs (payload bits
-  13-15) and anything this analysis does not know are assumed dirty.
+  scale, exponent and significand instructions included). Integer sources never give NaN; a
+  float made from an integer whose low 16 bits are always clear (`low_half_clear`: the
+  expansions' powers of two, an exponent shifted into place) has no other NaN, nor has a float
+  whose low mantissa bits were cut (the expansions' 12-bit splits: NaN only where the float
+  they cut is). A NaN constant is 0x7FC00000. An f32 parameter is any bit pattern, unless the
+  kernel stores nothing but bf16 (`PARAMS_QUIETED` in the memo): then lower-to-llvm quiets each
+  parameter this analysis relied on and clears its low payload bits as it reads it, once per
+  call, which no bf16 result can tell (their rounding keeps a NaN's upper half and sets the
+  quiet bit). f16 inputs (payload bits 13-15) and anything this analysis does not know are
+  assumed dirty.
 """
 
 
