@@ -112,12 +112,12 @@ def low_half_clear(n: SSAValue, memo: dict | None = None) -> bool:
     key = ("int", n)
     if key not in memo:
         memo[key] = False
-        op = n.owner if isinstance(n, OpResult) else None
-        if isinstance(op, (ew.ConstantOp, arith.ConstantOp)):
-            value = op.value.value.data if isinstance(op, ew.ConstantOp) else _int_value(op.value)
-            memo[key] = isinstance(value, int) and value & 0xFFFF == 0
+        op = _owner(n)
+        if (value := _constant_int(n)) is not None:
+            memo[key] = value & 0xFFFF == 0
         elif isinstance(op, arith.ShLIOp):
-            memo[key] = _shift_at_least(op.rhs, 16) or low_half_clear(op.lhs, memo)
+            shift = _constant_int(op.rhs)
+            memo[key] = (shift is not None and 16 <= shift < 32) or low_half_clear(op.lhs, memo)
         elif isinstance(op, (arith.AddiOp, arith.SubiOp, arith.OrIOp)):
             memo[key] = low_half_clear(op.lhs, memo) and low_half_clear(op.rhs, memo)
         elif isinstance(op, arith.AndIOp):
@@ -133,7 +133,7 @@ def _low_bits_cleared(n: SSAValue) -> SSAValue | None:
     """The f32 v when i32 `n` is v's bits with some low mantissa bits cleared (`shl(ashr(bits(v), k),
     k)` for k < 23, the expansions' splits): then the float of n is NaN only where v is, with a
     part of v's payload."""
-    op = n.owner if isinstance(n, OpResult) else None
+    op = _owner(n)
     if not isinstance(op, arith.ShLIOp) or not isinstance(inner := _owner(op.lhs), arith.ShRSIOp):
         return None
     k = _constant_int(op.rhs)
@@ -162,6 +162,3 @@ def _int_value(attr) -> int | None:
     return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
-def _shift_at_least(k: SSAValue, bits: int) -> bool:
-    value = _constant_int(k)
-    return value is not None and bits <= value < 32
