@@ -80,10 +80,11 @@ def _avx512(b: ir.IRBuilder, fn: llvmx.AVX512Function, args: list[ir.Value]) -> 
         args = [_lanes(b, a, [min(i, n) for i in range(padded)]) for a in args]
     chunk = next(c for c in (16, 8, 4) if padded % c == 0)
     vt = ir.VectorType(_F32, chunk)
-    suffix, mask_type = {16: ("512", ir.IntType(16)), 8: ("256", ir.IntType(8)), 4: ("128", ir.IntType(8))}[chunk]
+    mask_type = ir.IntType(max(chunk, 8))
     fixed = [ir.Constant(_I32, 0)] if fn is llvmx.AVX512Function.GETMANT else []  # interval [1, 2), the source's sign
-    tail = [ir.Constant(vt, None), ir.Constant(mask_type, -1)] + ([ir.Constant(_I32, 4)] if chunk == 16 else [])
-    name = f"llvm.x86.avx512.mask.{fn.value}.ps.{suffix}"
+    rounding = [ir.Constant(_I32, 4)] if chunk == 16 and fn.rounding_operand else []  # the current mode
+    tail = [ir.Constant(vt, None), ir.Constant(mask_type, -1), *rounding]
+    name = fn.intrinsic(32 * chunk)
     callee = b.module.globals.get(name) or ir.Function(
         b.module, ir.FunctionType(vt, [vt] * fn.arity + [c.type for c in fixed + tail]), name)
     out = None

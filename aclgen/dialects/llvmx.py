@@ -130,18 +130,31 @@ class FPToSIOp(IRDLOperation):
 
 
 class AVX512Function(enum.StrEnum):
-    """AVX-512F's exact float32 functions that `llvmx.avx512ps` names, each one instruction:
+    """AVX-512F's float32 functions that `llvmx.avx512ps` names, each one instruction:
     `scalef`: a * 2^floor(b), rounded once (vscalefps); `getexp`: floor(log2 |a|) as a float,
     subnormals included (vgetexpps); `getmant`: |a|'s significand in [1, 2) with a's sign
-    (vgetmantps, interval and sign control 0). NaN operands give a quieted NaN of theirs."""
+    (vgetmantps, interval and sign control 0); `rsqrt14`: 1 / sqrt(a) within a relative 2^-14,
+    subnormals included, +-0 -> +-inf, +inf -> +0, a < 0 -> NaN (vrsqrt14ps: the one estimate of
+    the four, the others exact). NaN operands give a quieted NaN of theirs."""
 
     SCALEF = "scalef"
     GETEXP = "getexp"
     GETMANT = "getmant"
+    RSQRT14 = "rsqrt14"
 
     @property
     def arity(self) -> int:
         return 2 if self is AVX512Function.SCALEF else 1
+
+    @property
+    def rounding_operand(self) -> bool:
+        """Whether the 512-bit intrinsic takes a rounding operand (the estimate has none)."""
+        return self is not AVX512Function.RSQRT14
+
+    def intrinsic(self, bits: int) -> str:
+        """LLVM's name of the instruction on `bits`-bit vectors (128, 256 or 512)."""
+        masked = "" if self is AVX512Function.RSQRT14 else "mask."
+        return f"llvm.x86.avx512.{masked}{self.value}.ps.{bits}"
 
 
 @irdl_op_definition

@@ -13,7 +13,7 @@ off the def chain of the (vector or scalar) f32 value:
   (LangRef, "Floating-point semantics") let an arithmetic result NaN be only the preferred NaN
   (payload 0) or a quieted operand NaN, so arithmetic on such values keeps the fact (the
   expansions' fused multiply-adds, the rounding and square-root intrinsics and AVX-512's
-  scale, exponent and significand instructions included). Integer sources never give NaN; a
+  scale, exponent, significand and reciprocal-square-root instructions included). Integer sources never give NaN; a
   float made from an integer whose low 16 bits are always clear (`low_half_clear`: the
   expansions' powers of two, an exponent shifted into place) has no other NaN, nor has a float
   whose low mantissa bits were cut (the expansions' 12-bit splits: NaN only where the float

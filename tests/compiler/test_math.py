@@ -308,7 +308,10 @@ def test_every_isa_gives_the_same_bits(cpu, fma):
     (generic: 4 lanes, no FMA, rounding by expansions) the host's unfused ones: the exhaustive
     sweep on one machine holds for every x86 target of either kind. On an AVX-512 host, exp,
     exp2 and erfc scale by 2^n in one vscalefps, and log and log2 take x apart with vgetexpps and
-    vgetmantps (`llvmx.avx512ps`); AVX2 code does both with integer work."""
+    vgetmantps (`llvmx.avx512ps`); AVX2 code does both with integer work, to the same bits.
+    rsqrt is the exception: with AVX-512 and FMA it polishes vrsqrt14ps's estimate (0.58 ulp)
+    instead of dividing and taking a square root (0.85 ulp); the two differ by one ulp at most,
+    and agree on every special value."""
     rng = np.random.default_rng(11)
     x = np.concatenate([specials(), np.arange(0, 2**32, 65537, dtype=np.uint64).astype(np.uint32).view(np.float32),
                         (rng.standard_normal(20_001) * 8).astype(np.float32)])
@@ -320,8 +323,15 @@ def test_every_isa_gives_the_same_bits(cpu, fma):
         g = aclgen.compile(all_functions, name=f"isa_{cpu}", fma=fma)
         other = g(x)
         assert "avx512" not in g.ir["llvm"]
+    estimated = host_has("avx512f") and fma == "on"
+    assert ("vrsqrt14ps" in f.asm) == estimated
     for name, got, want in zip(UNARY, other, host):
-        assert same_bits(got, want), (name, cpu)
+        if name == "rsqrt" and estimated:
+            nan = np.isnan(want)
+            assert same_bits(got[nan], want[nan]) and ulp_distance(got[~nan], want[~nan]).max() == 1
+            assert same_bits(got[:len(specials())], want[:len(specials())])
+        else:
+            assert same_bits(got, want), (name, cpu)
 
 
 # -- every function has code, and no libcall -----------------------------------------------------

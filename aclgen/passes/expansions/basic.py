@@ -1,11 +1,13 @@
 """Functions that are an instruction, a compare or a few selects: absolute, sqrt, copysign,
-muladd, minimum, maximum, sign, isnan, isinf, isfinite, and rsqrt (a division and a square root)."""
+muladd, minimum, maximum, sign, isnan, isinf, isfinite, and rsqrt (an estimate polished, or a division
+and a square root)."""
 
 from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
+from aclgen.dialects.llvmx import AVX512Function
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.registry import expands, intrinsic
 
@@ -61,6 +63,31 @@ def sign(b: Builder, x: SSAValue) -> SSAValue:
 
 @expands("rsqrt")
 def rsqrt(b: Builder, x: SSAValue) -> SSAValue:
+    """With AVX-512F and FMA, `rsqrt_estimate` polished; elsewhere `rsqrt_divided`."""
+    return rsqrt_estimate(b, x) if b.avx512 and b.fma else rsqrt_divided(b, x)
+
+
+def rsqrt_estimate(b: Builder, x: SSAValue) -> SSAValue:
+    """vrsqrt14ps's estimate y (relative error < 2^-14), then one step of the series
+    1 / sqrt(x) = y (1 - e)^(-1/2) = y (1 + e/2 + 3e^2/8 + ...), e = 1 - x y^2 (|e| < 2^-13).
+    e is exact to 2^-46: x y is split into s + s_lo by an FMA, e = (1 - s y) - s_lo y. The
+    series' tail is 5e^3/16 < 2^-40 of the result, so the one rounding is the last FMA's:
+    within 0.5 ulp and a hair (the correctly rounded value but where 1 / sqrt(x) lies closer to a
+    midpoint than that; benchmarks/math_sweep.py counts them). 10 operations, none a division:
+    twice sqrt(1 / x)'s speed (docs/math.md). Its bits differ from `rsqrt_divided`'s where
+    that one's second rounding moves it.
+
+    The estimate is already exact for the special values (+-0 -> +-inf, +inf -> +0, x < 0 and
+    NaN -> NaN, subnormals included), where e is NaN; there the estimate stands."""
+    y = b.x86(AVX512Function.RSQRT14, x)
+    h = b.mul(y, b.f32(-0.5))
+    s = b.mul(x, h)  # -x y / 2
+    s_lo = b.muladd(x, h, b.neg(s))  # exact
+    r = b.muladd(s_lo, y, b.muladd(s, y, b.f32(0.5)))  # e / 2
+    return b.select(b.call("isnan", r), y, b.muladd(y, r, y))
+
+
+def rsqrt_divided(b: Builder, x: SSAValue) -> SSAValue:
     """sqrt(1 / x'), x' = x scaled by 2^64 (x < 2^-126) or 2^-64 (x > 2^126) so that 1 / x' is
     normal, the result scaled back by 2^32 or 2^-32 (exact). Two correctly rounded operations:
     the quotient's relative error (<= 2^-24) is halved by the square root, which rounds once
