@@ -68,14 +68,14 @@ def rsqrt(b: Builder, x: SSAValue) -> SSAValue:
 
 
 def rsqrt_estimate(b: Builder, x: SSAValue) -> SSAValue:
-    """vrsqrt14ps's estimate y (relative error < 2^-14), then one step of the series
-    1 / sqrt(x) = y (1 - e)^(-1/2) = y (1 + e/2 + 3e^2/8 + ...), e = 1 - x y^2 (|e| < 2^-13).
-    e is exact to 2^-46: x y is split into s + s_lo by an FMA, e = (1 - s y) - s_lo y. The
-    series' tail is 5e^3/16 < 2^-40 of the result, so the one rounding is the last FMA's:
-    within 0.5 ulp and a hair (the correctly rounded value but where 1 / sqrt(x) lies closer to a
-    midpoint than that; benchmarks/math_sweep.py counts them). 10 operations, none a division:
-    twice sqrt(1 / x)'s speed (docs/math.md). Its bits differ from `rsqrt_divided`'s where
-    that one's second rounding moves it.
+    """vrsqrt14ps's estimate y (relative error < 2^-14), then one Newton step: 1 / sqrt(x) =
+    y (1 - e)^(-1/2) = y (1 + e/2 + 3e^2/8 + ...) with e = 1 - x y^2, |e| < 2^-13. The step keeps
+    y + y e/2; the term it drops, 3e^2/8, is below 2^-27.4 of the result (0.1 ulp at most). e/2
+    is exact to 2^-46: with h = -y/2, x h is split into s + s_lo by an FMA, and e/2 =
+    (1/2 + s y) + s_lo y. So the last FMA's rounding is nearly all: within 0.577 ulp over all 2^32
+    inputs (benchmarks/math_sweep.py). Without the split (s y alone), s's rounding reaches e:
+    1.04 ulp. 10 operations, none a division: about twice the speed of `rsqrt_divided`, whose
+    bits it does not share (docs/math.md counts the inputs).
 
     The estimate is already exact for the special values (+-0 -> +-inf, +inf -> +0, x < 0 and
     NaN -> NaN, subnormals included), where e is NaN; there the estimate stands."""
