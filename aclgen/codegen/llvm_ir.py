@@ -37,6 +37,8 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
         case llvmx.AVX512Op():
             fn = llvmx.AVX512Function(op.function.data)
             values[op.result] = _avx512(b, fn, [values[a] for a in op.args])
+        case llvmx.LookupOp():
+            values[op.result] = _lookup(b, op.values, values[op.key])
         case llvm.AllocaOp():
             # an opaque `ptr` like every other `!llvm.ptr` (llvmlite types the alloca's pointer,
             # and a vector store through a float* would not type-check)
@@ -99,6 +101,23 @@ def _avx512(b: ir.IRBuilder, fn: llvmx.AVX512Function, args: list[ir.Value]) -> 
             out = b.shuffle_vector(out, wide, _mask(list(range(m)) + [m + k for k in range(chunk)]))
     assert out is not None
     return out if padded == n else _lanes(b, out, list(range(n)))
+
+
+def _lookup(b: ir.IRBuilder, table: list[float], key: ir.Value) -> ir.Value:
+    """`llvmx.lookup`: each lane's key, modulo the table's length, extracts from the constant
+    table and inserts into the result. LLVM's x86 backend matches such a chain (a vector built
+    from one vector's elements at variable indices) to `vpermps`; elsewhere it is a load per lane."""
+    n = len(table)
+    tab = ir.Constant(ir.VectorType(_F32, n), [ir.Constant(_F32, v) for v in table])
+    t = _type(key)
+    if not isinstance(t, ir.VectorType):
+        return b.extract_element(tab, b.and_(key, ir.Constant(_I32, n - 1)))
+    index = b.and_(key, ir.Constant(t, [ir.Constant(_I32, n - 1)] * t.count))
+    out: ir.Value = ir.Constant(ir.VectorType(_F32, t.count), None)
+    for i in range(t.count):
+        lane = ir.Constant(_I32, i)
+        out = b.insert_element(out, b.extract_element(tab, b.extract_element(index, lane)), lane)
+    return out
 
 
 def _lanes(b: ir.IRBuilder, v: ir.Value, indices: list[int]) -> ir.Value:

@@ -1,5 +1,5 @@
 """`llvmx`: the few LLVM instructions xDSL's `llvm` dialect cannot express for vectors, and the
-AVX-512 instructions the math expansions use where the target has them.
+AVX-512 instructions and the table lookups the math expansions use where the target has them.
 
 xDSL 0.74's `llvm.fcmp` only takes scalar floats and returns `i1`, `llvm.select` only takes an
 `i1` condition, and there is no `llvm.extractelement` or `llvm.fptosi`. These ops are the vector-capable
@@ -10,13 +10,15 @@ versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters
     %e = llvmx.extractelement %v[%i] : vector<8xf32> -> f32
     %n = llvmx.fptosi %r : vector<8xf32> to vector<8xi32>
     %y = llvmx.avx512ps "scalef"(%v, %n) : vector<64xf32>, vector<64xf32> -> vector<64xf32>
+    %t = llvmx.lookup [1.0 : f32, ...] (%k) : vector<64xi32> -> vector<64xf32>
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr, f32, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, StringAttr, f32, i1, i32, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
 from xdsl.traits import Pure
@@ -186,4 +188,35 @@ class AVX512Op(IRDLOperation):
             raise VerifyException("llvmx.avx512ps takes and gives f32 values of one shape")
 
 
-LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp, AVX512Op], [])
+@irdl_op_definition
+class LookupOp(IRDLOperation):
+    """`table[key mod len(table)]` in every lane: an i32 key of any shape (scalar or vector) picks
+    one of 8 or 16 f32 constants. Translated to LLVM IR as an extract from the constant table
+    per lane, which LLVM's x86 backend turns into one `vpermps` per vector of the table's lanes
+    (16 with AVX-512F, 8 with AVX2) and other targets into loads by index. expand-math emits
+    16-entry tables only with its `avx512` option (`Builder.lookup`)."""
+
+    name = "llvmx.lookup"
+    table = prop_def(ArrayAttr[FloatAttr])
+    key = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    assembly_format = "$table `(` $key `)` attr-dict `:` type($key) `->` type($result)"
+
+    def __init__(self, table: Sequence[float], key: SSAValue | Operation):
+        key = SSAValue.get(key)
+        super().__init__(operands=[key], properties={"table": ArrayAttr([FloatAttr(v, f32) for v in table])},
+                         result_types=[like(key.type, f32)])
+
+    @property
+    def values(self) -> list[float]:
+        return [a.value.data for a in self.table.data]
+
+    def verify_(self) -> None:
+        if len(self.table.data) not in (8, 16) or any(a.type != f32 for a in self.table.data):
+            raise VerifyException("llvmx.lookup's table is 8 or 16 f32 values")
+        if element(self.key.type) != i32 or self.result.type != like(self.key.type, f32):
+            raise VerifyException("llvmx.lookup takes i32 keys and gives f32 values of their shape")
+
+
+LLVMX = Dialect("llvmx", [FCmpOp, SelectOp, ExtractElementOp, FPToSIOp, AVX512Op, LookupOp], [])

@@ -16,7 +16,7 @@ instructions (`llvmx.avx512ps`) are there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from xdsl.dialects import arith, llvm, math
@@ -161,6 +161,16 @@ class Builder:
         are libcalls, so callers check first)."""
         assert self.avx512, f"{function} is an instruction only with AVX-512F"
         return self(llvmx.AVX512Op(function, *args))
+
+    def lookup(self, table: Sequence[float], key: SSAValue) -> SSAValue:
+        """`table[key mod 16]` per lane, for 16 f32 constants and i32 keys: one `llvmx.lookup`
+        (vpermps zmm) where the builder's `avx512` holds, elsewhere one of each half (vpermps ymm
+        on AVX2) and a select on the key's bit 3. Both give the same values."""
+        assert len(table) == 16, "a lookup takes 16 entries"
+        if self.avx512:
+            return self(llvmx.LookupOp(table, key))
+        lo, hi = self(llvmx.LookupOp(table[:8], key)), self(llvmx.LookupOp(table[8:], key))
+        return self.select(self.cmp(Predicate.OLT, self.shl(key, 28), self.i32(0)), hi, lo)
 
     def to_f32(self, n: SSAValue) -> SSAValue:
         """i32 `n` as an f32 (exact for |n| <= 2^24)."""

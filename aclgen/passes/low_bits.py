@@ -13,7 +13,8 @@ off the def chain of the (vector or scalar) f32 value:
   (LangRef, "Floating-point semantics") let an arithmetic result NaN be only the preferred NaN
   (payload 0) or a quieted operand NaN, so arithmetic on such values keeps the fact (the
   expansions' fused multiply-adds, the rounding and square-root intrinsics and AVX-512's
-  scale, exponent, significand and reciprocal-square-root instructions included). Integer sources never give NaN; a
+  scale, exponent, significand and reciprocal-square-root instructions included). Integer
+  sources never give NaN, nor does a lookup in a table without NaN (`llvmx.lookup`); a
   float made from an integer whose low 16 bits are always clear (`low_half_clear`: the
   expansions' powers of two, an exponent shifted into place) has no other NaN, nor has a float
   whose low mantissa bits were cut (the expansions' 12-bit splits: NaN only where the float
@@ -96,6 +97,8 @@ def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
         elif isinstance(op, ew.ConstantOp):
             value = op.value.value.data
             memo[key] = isinstance(value, float) and (value == value or _low_half(value) == 0)  # NaN: 0x7FC00000
+        elif isinstance(op, llvmx.LookupOp):
+            memo[key] = all(value == value for value in op.values)  # a table without NaN gives none
         elif isinstance(op, _ARITHMETIC):
             memo[key] = all(nan_payload_high(s, memo) for s in op.operands)
         elif isinstance(op, arith.BitcastOp):

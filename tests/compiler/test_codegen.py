@@ -10,6 +10,7 @@ from aclgen import dtypes as dt
 from aclgen.codegen.jit import check_libcalls
 from aclgen.codegen.target import host
 from aclgen.compiler import Options, Variant
+from aclgen.knobs import overridden
 from aclgen.ops import OPERATORS
 from tests.kernels import kernel
 
@@ -194,14 +195,15 @@ def test_vector_constants_of_one_value_are_splats():
 
 
 def _log2_of_exp(x):
-    return aclgen.log2(aclgen.exp(x * 0.25) + x * x) + aclgen.rsqrt(x)
+    return aclgen.log2(aclgen.exp(x * 0.25) + x * x) + aclgen.rsqrt(x) + aclgen.exp2(x * 0.5)
 
 
 @pytest.mark.parametrize("width", [1, 2, 4, 8, 32, 64])
 def test_avx512_instructions_serve_every_lane_count(width):
     """`llvmx.avx512ps` becomes the x86 intrinsics on chunks of 16, 8 or 4 lanes (a scalar in a
-    4-lane vector, 2 lanes padded to 4): every vector width gives the 16-lane code's bits
-    (on a host without AVX-512F, the integer forms run at both widths)."""
+    4-lane vector, 2 lanes padded to 4), and `llvmx.lookup` (exp2's table) vpermps or a load by
+    index: every vector width gives the 16-lane code's bits (on a host without AVX-512F, the
+    integer forms and 8-entry tables run at both widths)."""
     rng = np.random.default_rng(width)
     x = np.concatenate([np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 1e30, 88.0]),
                         (rng.standard_normal(4099) * 30).astype(np.float32)])
@@ -211,6 +213,34 @@ def test_avx512_instructions_serve_every_lane_count(width):
     if host().is_x86 and host().has("avx512f"):
         assert "llvm.x86.avx512.mask.scalef" in f.ir["llvm"] and "vgetmantps" in f.asm
         assert "llvm.x86.avx512.rsqrt14.ps" in f.ir["llvm"] and "vrsqrt14ps" in f.asm
+        assert width < 8 or "vpermps" in f.asm
+
+
+def test_lookup_is_a_permute_on_x86_and_verifies_its_operands():
+    """A 16-entry table is one vpermps a vector where AVX-512F is (`Builder.lookup`), two 8-entry
+    ones (vpermps ymm) and a blend with AVX2, both the same values; the op takes 8 or 16 f32
+    entries and i32 keys."""
+    from xdsl.dialects.builtin import VectorType, f32, i32
+    from xdsl.dialects.test import TestOp
+    from xdsl.utils.exceptions import VerifyException
+
+    from aclgen.dialects.llvmx import LookupOp
+
+    if not host().is_x86:
+        pytest.skip("haswell names an x86-64 CPU: this machine cannot run its code")
+    x = np.linspace(-150.0, 130.0, 100_003, dtype=np.float32)
+    want = aclgen.compile(lambda v: aclgen.exp2(v), name="lookup_host")(x)
+    with overridden(ACLGEN_CPU_NAME="haswell"):
+        f = aclgen.compile(lambda v: aclgen.exp2(v), name="lookup_avx2")
+        got = f(x)
+        assert "vpermps" in f.asm and "vblendvps" in f.asm
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    keys = TestOp(result_types=[VectorType(i32, [8])]).results[0]
+    LookupOp([1.0] * 16, keys).verify()
+    with pytest.raises(VerifyException, match="8 or 16 f32 values"):
+        LookupOp([1.0] * 4, keys).verify()
+    with pytest.raises(VerifyException, match="i32 keys"):
+        LookupOp([1.0] * 8, TestOp(result_types=[VectorType(f32, [8])]).results[0]).verify()
 
 
 def test_avx512_op_verifies_its_operands():
