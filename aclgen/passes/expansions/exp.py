@@ -170,10 +170,9 @@ def split_scale(b: Builder, ni: SSAValue) -> tuple[SSAValue, SSAValue]:
 
 
 def times_pow2(b: Builder, v: SSAValue, n: SSAValue, ni: SSAValue) -> SSAValue:
-    """v 2^ni, rounded once, for a normal v and an i32 `ni`, |ni| <= 252, that is also floor(n)
-    for an f32 `n` (n itself where it is integral): v s1 is exact and the multiply by s2 rounds
-    (split_scale) — or, with AVX-512F, one vscalefps of v by n (which floors its exponent
-    operand; the exact product rounded once: the same bits in one instruction instead of
+    """v 2^n, rounded once, for a normal v and an integral n (`ni` as an i32), |n| <= 252: v s1 is
+    exact and the multiply by s2 rounds (split_scale) — or, with AVX-512F, one vscalefps of v by
+    n itself (the exact product rounded once: the same bits in one instruction instead of
     eight)."""
     if b.avx512:
         return b.x86(AVX512Function.SCALEF, v, n)
@@ -221,8 +220,9 @@ def exp(b: Builder, x: SSAValue) -> SSAValue:
     m ln2/16 (Cody-Waite: C1_16 + C2_16, m C1_16 exact, |r| <= ln2/32 and a hair), e^x =
     2^(m/16) e^r = 2^floor(m/16) (T + T r Q(r)) with T = 2^(j/16), j = m mod 16 = z's low 4
     bits (`from_table`, as exp2). 18 operations with AVX-512F (21 with the scheme expm1 keeps;
-    m/16 for vscalefps, which floors it, is a multiply), none a division; within 0.765 ulp. Clamped to [-104, 89]: e^-104 rounds to +0, e^89
-    is +inf; NaN passes the clamp and propagates."""
+    m/16 for vscalefps, which floors it, is a multiply), none a division; within 0.765 ulp.
+    Clamped to [-104, 89]: e^-104 rounds to +0, e^89 is +inf; NaN passes the clamp and
+    propagates."""
     xc = clamp(b, x, -104.0, 89.0)
     sh = b.f32(SH)
     z = b.muladd(xc, b.f32(L2E16), sh)
@@ -239,7 +239,7 @@ def exp2(b: Builder, x: SSAValue) -> SSAValue:
     2^x = 2^n (T + T r Q(r)), n = floor(k), T = 2^(j/16) from a 16-entry table as a pair
     (POW2_16_HI + POW2_16_LO: `Builder.lookup`), Q of degree 2 by Horner: small = T_hi (r Q) + T_lo
     and the sum T_hi + small rounds once; the scale is vscalefps (whose exponent operand is
-    floored: k itself) or the two normal powers of two (`times_pow2`, the same bits). 16
+    floored: k itself) or two normal powers of two (as `times_pow2`: the same bits). 16
     operations with AVX-512F (24 with expm1's scheme), none a division; within 0.56 ulp where the
     result is normal, 0.76 where it is subnormal (the scale rounds again). Clamped to [-151, 128]:
     2^-151 rounds to +0, 2^128 is +inf; NaN passes the clamp and propagates."""
