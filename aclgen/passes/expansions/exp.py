@@ -6,10 +6,10 @@ within 2 (see `sigmoid`).
 exp and exp2 (`from_table`):
 
     xc = min(max(x, -104), 89)          (exp2: [-151, 128]; NaN passes both compares)
-    m  = roundeven(16 xc log2 e)        (in the low mantissa bits of z = xc * 16 log2 e + 1.5 * 2^23;
-                                         exp2: z = xc + 1.5 * 2^19, whose last bit is 1/16)
-    r  = xc - m ln2/16                  (Cody-Waite, |r| <= ln2/32; exp2: xc - m/16, exact)
-    e^x = 2^floor(m/16) (T + T r Q(r))  (T = 2^(j/16), j = m mod 16 = z's low 4 bits, from a
+    k  = xc log2 e to the nearest 1/16  (z = xc * log2 e + 1.5 * 2^19, whose last bit is 1/16;
+                                         exp2: z = xc + 1.5 * 2^19)
+    r  = xc - k ln 2                    (Cody-Waite, |r| <= ln2/32; exp2: xc - k, exact)
+    e^x = 2^floor(k) (T + T r Q(r))     (T = 2^(j/16), j = 16 k mod 16 = z's low 4 bits, from a
                                          table of sixteen pairs of floats; Q of degree 2)
 
 Only T_hi + (T_hi r Q + T_lo) rounds anything the size of the result; the scale is exact but
@@ -87,9 +87,8 @@ EXP2_Q = (h("0x1.62e430p-1"), h("0x1.ebfffap-3"), h("0x1.c6bcdcp-5"))
 # (e^r - 1) / r on |r| <= ln2/32 (+0.2%), degree 2, fitted as EXP2_Q: |r (Q(r) - (e^r - 1) / r)|
 # <= 2^-29.1
 EXP_Q = (h("0x1p+0"), h("0x1.000224p-1"), h("0x1.555e8ep-3"))
-L2E16 = h("0x1.715476p+4")  # 16 log2(e) rounded to f32
-C1_16 = h("0x1.62ep-5")  # ln2/16's high 12 bits: m * C1_16 is exact for |m| < 4096
-C2_16 = h("0x1.0bfbe8p-19")  # ln2/16 - C1_16, together ln2/16 to 2^-43
+C1_12 = h("0x1.62ep-1")  # ln 2's high 12 bits: k C1_12 is exact for k a multiple of 1/16, |k| < 256
+C2_12 = h("0x1.0bfbe8p-15")  # ln 2 - C1_12, together ln 2 to 2^-39
 SH16 = h("0x1.8p19")  # 1.5 * 2^19: adding it rounds to a multiple of 1/16
 SH16_BITS = 0x49400000  # its bit pattern
 
@@ -216,20 +215,18 @@ def sixteenths(b: Builder, z: SSAValue, shifter_bits: int) -> SSAValue:
 
 @expands("exp")
 def exp(b: Builder, x: SSAValue) -> SSAValue:
-    """m = roundeven(x 16 log2 e) by a shifter that keeps m in z's low bits (z = SH + m), r = x -
-    m ln2/16 (Cody-Waite: C1_16 + C2_16, m C1_16 exact, |r| <= ln2/32 and a hair), e^x =
-    2^(m/16) e^r = 2^floor(m/16) (T + T r Q(r)) with T = 2^(j/16), j = m mod 16 = z's low 4
-    bits (`from_table`, as exp2). 18 operations with AVX-512F (21 with the scheme expm1 keeps;
-    m/16 for vscalefps, which floors it, is a multiply), none a division; within 0.765 ulp.
-    Clamped to [-104, 89]: e^-104 rounds to +0, e^89 is +inf; NaN passes the clamp and
-    propagates."""
+    """k = x log2 e to the nearest 1/16 (the shifter to 1/16, as exp2's, after a multiply-add:
+    z = xc log2 e + 1.5 * 2^19), r = x - k ln 2 (Cody-Waite: C1_12 + C2_12, k C1_12 exact,
+    |r| <= ln2/32 and a hair), e^x = 2^k e^r = 2^floor(k) (T + T r Q(r)) with T = 2^(j/16),
+    j = z's low 4 bits (`from_table`, as exp2). 17 operations with AVX-512F (21 with the scheme
+    expm1 keeps), none a division; within 0.765 ulp. Clamped to [-104, 89]: e^-104 rounds to
+    +0, e^89 is +inf; NaN passes the clamp and propagates."""
     xc = clamp(b, x, -104.0, 89.0)
-    sh = b.f32(SH)
-    z = b.muladd(xc, b.f32(L2E16), sh)
-    m = b.sub(z, sh)
-    r = b.muladd(m, b.f32(-C2_16), b.muladd(m, b.f32(-C1_16), xc))
-    return from_table(b, b.bits(z), times_q(b, EXP_Q, r), lambda: b.mul(m, b.f32(1 / 16)),
-                      lambda: sixteenths(b, z, SH_BITS))
+    sh = b.f32(SH16)
+    z = b.muladd(xc, b.f32(L2E), sh)
+    k = b.sub(z, sh)
+    r = b.muladd(k, b.f32(-C2_12), b.muladd(k, b.f32(-C1_12), xc))
+    return from_table(b, b.bits(z), times_q(b, EXP_Q, r), lambda: k, lambda: sixteenths(b, z, SH16_BITS))
 
 
 @expands("exp2")

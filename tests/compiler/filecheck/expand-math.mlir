@@ -3,11 +3,11 @@
 // RUN: aclgen opt %s -p 'expand-math{fma=true avx512=true}' | filecheck %s --check-prefix=AVX512
 
 // ew.exp and ew.sigmoid become straight-line f32 code (no libcall, so it vectorizes). exp: clamp
-// to [-104, 89] (ordered compares: NaN passes, no select for it), m = roundeven(16 x log2 e) by
-// the 1.5 * 2^23 shifter, a Cody-Waite reduction by ln2/16 (its 12-bit head 0x1.62ep-5), a
-// quadratic by Horner, 2^(j/16) for j = m mod 16 from a table of pairs read by the shifter's bits
-// (`llvmx.lookup`: without AVX-512 two 8-entry halves and a select on the key's bit 3), and the
-// scale by 2^floor(m/16) split in two powers of two built from integer bits. fma=true fuses the
+// to [-104, 89] (ordered compares: NaN passes, no select for it), k = x log2 e to the nearest 1/16
+// by the 1.5 * 2^19 shifter, a Cody-Waite reduction by ln 2 (its 12-bit head 0x1.62ep-1), a
+// quadratic by Horner, 2^(j/16) for k's sixteenths j from a table of pairs read by the shifter's
+// bits (`llvmx.lookup`: without AVX-512 two 8-entry halves and a select on the key's bit 3), and
+// the scale by 2^floor(k) split in two powers of two built from integer bits. fma=true fuses the
 // multiply-adds.
 
 // CHECK-LABEL: sym_name = "k"
@@ -15,9 +15,9 @@
 // CHECK-NOT:   "une"
 // CHECK:       ew.constant 89.0 : f32
 // CHECK:       ew.constant -104.0 : f32
-// CHECK:       %[[MAGIC:.*]] = ew.constant 12582912.0 : f32
-// CHECK:       ew.constant 23.083120346069336 : f32
-// CHECK:       ew.constant -0.0433197021484375 : f32
+// CHECK:       %[[MAGIC:.*]] = ew.constant 786432.0 : f32
+// CHECK:       ew.constant 1.4426950216293335 : f32
+// CHECK:       ew.constant -0.693115234375 : f32
 // CHECK-NOT:   math.fma
 // CHECK:       %[[KEY:.*]] = arith.bitcast %{{.*}} : f32 to i32
 // CHECK:       llvmx.lookup [1.000000e+00 : f32, {{.*}}, 1.35425556 : f32](%[[KEY]]) : i32 -> f32
@@ -70,18 +70,16 @@
 // FMA:         ew.yield
 
 // With AVX-512F (avx512=true), the table is one 16-entry lookup (vpermps zmm) and exp ends with
-// one vscalefps by m/16 (`llvmx.avx512ps "scalef"`, which floors its exponent operand) instead of
-// two powers of two built from integer bits: no arithmetic shift, no shift into the exponent
-// field. sigmoid's own scale is one shift already and stays.
+// one vscalefps by k itself (`llvmx.avx512ps "scalef"`, which floors its exponent operand)
+// instead of two powers of two built from integer bits: no arithmetic shift, no shift into the
+// exponent field. sigmoid's own scale is one shift already and stays.
 // AVX512-NOT:  ew.exp
-// AVX512:      %[[M:.*]] = ew.sub %{{.*}}, %{{.*}} : f32, f32 -> f32
+// AVX512:      %[[K:.*]] = ew.sub %{{.*}}, %{{.*}} : f32, f32 -> f32
 // AVX512-NOT:  arith.shrsi
 // AVX512:      %[[HI:.*]] = llvmx.lookup [1.000000e+00 : f32, {{.*}}, 1.91520655 : f32](%[[KEY:.*]]) : i32 -> f32
 // AVX512-NEXT: %[[LO:.*]] = llvmx.lookup [0.000000e+00 : f32, {{.*}}](%[[KEY]]) : i32 -> f32
 // AVX512-NEXT: %[[SMALL:.*]] = math.fma %[[HI]], %{{.*}}, %[[LO]] : f32
 // AVX512-NEXT: %[[V:.*]] = ew.add %[[HI]], %[[SMALL]] : f32, f32 -> f32
-// AVX512-NEXT: %[[SIXTEENTH:.*]] = ew.constant 0.0625 : f32
-// AVX512-NEXT: %[[K:.*]] = ew.mul %[[M]], %[[SIXTEENTH]] : f32, f32 -> f32
 // AVX512-NEXT: llvmx.avx512ps "scalef"(%[[V]], %[[K]]) : f32, f32 -> f32
 // AVX512:      ew.abs
 // AVX512:      arith.shli
