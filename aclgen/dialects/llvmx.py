@@ -192,9 +192,9 @@ class AVX512Op(IRDLOperation):
 class LookupOp(IRDLOperation):
     """`table[key mod len(table)]` in every lane: an i32 key of any shape (scalar or vector) picks
     one of 8 or 16 f32 constants. Translated to LLVM IR as an extract from the constant table
-    per lane, which LLVM's x86 backend turns into one `vpermps` per vector of the table's lanes
-    (16 with AVX-512F, 8 with AVX2) and other targets into loads by index. expand-math emits
-    16-entry tables only with its `avx512` option (`Builder.lookup`)."""
+    per lane, which LLVM's x86 backend turns into `vpermps` (AVX2 and later); without a vector
+    permute it is a load per lane, so expand-math emits it only with its `permute` option
+    (`Builder.lookup`: 8 entries, selects elsewhere)."""
 
     name = "llvmx.lookup"
     table = prop_def(ArrayAttr[FloatAttr])

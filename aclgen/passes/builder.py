@@ -9,9 +9,10 @@ spelling out attributes. The builder's `shape` is the type a value of the code b
     b = Builder.before(op, rewriter, shape=op.result.type, fma=True)
     y = b.muladd(x, b.f32(LOG2E), b.f32(MAGIC))      # an FMA, or a multiply and an add
 
-`fma` and `avx512` are facts about the target that expand-math's options carry: whether a
-multiply-add is fused, and whether AVX-512F's exact scale, exponent and significand
-instructions (`llvmx.avx512ps`) are there.
+`fma`, `avx512` and `permute` are facts about the target that expand-math's options carry:
+whether a multiply-add is fused, whether AVX-512F's exact scale, exponent and significand
+instructions (`llvmx.avx512ps`) are there, and whether a vector permute reads a table
+(`llvmx.lookup`).
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ from aclgen.dialects.enums import Predicate
 
 class Builder:
     def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False,
-                 avx512: bool = False):
+                 avx512: bool = False, permute: bool = False):
         self.insert = insert
         self.shape = shape
         self.fma = fma
         self.avx512 = avx512
+        self.permute = permute
 
     @classmethod
     def at_end(cls, block: Block, **kw) -> Builder:
@@ -163,14 +165,17 @@ class Builder:
         return self(llvmx.AVX512Op(function, *args))
 
     def lookup(self, table: Sequence[float], key: SSAValue) -> SSAValue:
-        """`table[key mod 16]` per lane, for 16 f32 constants and i32 keys: one `llvmx.lookup`
-        (vpermps zmm) where the builder's `avx512` holds, elsewhere one of each half (vpermps ymm
-        on AVX2) and a select on the key's bit 3. Both give the same values."""
-        assert len(table) == 16, "a lookup takes 16 entries"
-        if self.avx512:
+        """`table[key mod 8]` per lane, for 8 f32 constants and i32 keys: one `llvmx.lookup`
+        (vpermps) where the builder's `permute` holds, elsewhere a tree of selects on the key's
+        three low bits. Both give the same values."""
+        assert len(table) == 8, "a lookup takes 8 entries"
+        if self.permute:
             return self(llvmx.LookupOp(table, key))
-        lo, hi = self(llvmx.LookupOp(table[:8], key)), self(llvmx.LookupOp(table[8:], key))
-        return self.select(self.cmp(Predicate.OLT, self.shl(key, 28), self.i32(0)), hi, lo)
+        level = [self.f32(v) for v in table]
+        for bit in range(3):  # bit 0 picks within pairs, bit 2 between halves
+            set_ = self.cmp(Predicate.OLT, self.shl(key, 31 - bit), self.i32(0))
+            level = [self.select(set_, hi, lo) for lo, hi in zip(level[::2], level[1::2])]
+        return level[0]
 
     def to_f32(self, n: SSAValue) -> SSAValue:
         """i32 `n` as an f32 (exact for |n| <= 2^24)."""

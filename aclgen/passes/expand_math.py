@@ -13,9 +13,10 @@ multiply and an add; `rounding` whether the target rounds to integers in one ins
 `avx512` whether it has AVX-512F's exact instructions for a float's exponent and significand
 and for scaling by a power of two (`llvmx.avx512ps`: vgetexpps, vgetmantps, vscalefps): log and
 log2 take their argument apart with the first two, exp, exp2, pow and erfc end with the third,
-for the same bits as the integer work of other targets. The compiler sets all three from the
-target (`aclgen opt`'s defaults: `fma` and `rounding` on, as on every AVX machine, `avx512`
-off).
+for the same bits as the integer work of other targets; `permute` whether a vector permute reads
+an 8-entry table of constants (AVX2's `vpermps`: `llvmx.lookup`) or selects must (exp's and exp2's
+table, the same values). The compiler sets all four from the target (`aclgen opt`'s defaults:
+`fma` and `rounding` on, as on every AVX machine, `avx512` and `permute` off).
 
 Before:
     %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
@@ -48,12 +49,14 @@ class Expand(RewritePattern):
     expansions: dict[type[ew.FunctionOp], Expansion]
     fma: bool
     avx512: bool
+    permute: bool
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         expansion = self.expansions.get(type(op))  # type: ignore[arg-type]
         if expansion is None:
             return
-        b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512)
+        b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512,
+                           permute=self.permute)
         rewriter.replace(op, [], [expansion(b, *op.operands)])
 
 
@@ -70,6 +73,8 @@ class ExpandMathPass(ModulePass):
     fma: bool = True  # fused multiply-adds (the compiler passes whether the target has FMA)
     rounding: bool = True  # floor/ceil/trunc/round are instructions (SSE4.1 and later)
     avx512: bool = False  # AVX-512F's vscalefps, vgetexpps, vgetmantps (llvmx.avx512ps)
+    permute: bool = False  # AVX2's vpermps reads a table of 8 constants (llvmx.lookup)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512)).rewrite_module(op)
+        expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute)
+        PatternRewriteWalker(expand).rewrite_module(op)

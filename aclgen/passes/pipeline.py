@@ -6,7 +6,7 @@ stages) with each pass's options:
       -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
 
 Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
-`rounding` and `avx512`, lower-to-llvm's `x86`) come from the target here, so the passes
+`rounding`, `avx512` and `permute`, lower-to-llvm's `x86`) come from the target here, so the passes
 themselves never look at the machine: `aclgen opt` gives the same output everywhere. xDSL's cse, dce and convert-scf-to-cf
 are reused as they are. xDSL's canonicalize is registered
 (for `aclgen opt`) but not in the default pipeline: on all five operators it changed no byte of
@@ -70,7 +70,8 @@ def passes(options: Options, target: Host) -> list[ModulePass]:
                                   "nontemporal": options.nontemporal},
         "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on",
                         "rounding": target.has("sse4.1") or not target.is_x86,
-                        "avx512": target.is_x86 and target.has("avx512f") and target.has("avx512vl")},
+                        "avx512": target.is_x86 and target.has("avx512f") and target.has("avx512vl"),
+                        "permute": target.is_x86 and target.has("avx2")},
         "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86,
                           "halves_masked": target.is_x86 and target.has("avx512bw")},
     }

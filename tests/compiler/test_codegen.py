@@ -217,9 +217,9 @@ def test_avx512_instructions_serve_every_lane_count(width):
 
 
 def test_lookup_is_a_permute_on_x86_and_verifies_its_operands():
-    """A 16-entry table is one vpermps a vector where AVX-512F is (`Builder.lookup`), two 8-entry
-    ones (vpermps ymm) and a blend with AVX2, both the same values; the op takes 8 or 16 f32
-    entries and i32 keys."""
+    """exp2's table of 8 is one vpermps a vector with AVX2 and AVX-512 (`llvmx.lookup`) and a tree
+    of selects without a vector permute (SSE2: `generic`), the same values; the op takes 8 or 16
+    f32 entries and i32 keys."""
     from xdsl.dialects.builtin import VectorType, f32, i32
     from xdsl.dialects.test import TestOp
     from xdsl.utils.exceptions import VerifyException
@@ -229,12 +229,14 @@ def test_lookup_is_a_permute_on_x86_and_verifies_its_operands():
     if not host().is_x86:
         pytest.skip("haswell names an x86-64 CPU: this machine cannot run its code")
     x = np.linspace(-150.0, 130.0, 100_003, dtype=np.float32)
-    want = aclgen.compile(lambda v: aclgen.exp2(v), name="lookup_host")(x)
-    with overridden(ACLGEN_CPU_NAME="haswell"):
-        f = aclgen.compile(lambda v: aclgen.exp2(v), name="lookup_avx2")
-        got = f(x)
-        assert "vpermps" in f.asm and "vblendvps" in f.asm
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    for cpu, fma, permute in (("haswell", "on", True), ("generic", "off", False)):  # SSE2 has no FMA
+        host_code = aclgen.compile(lambda v: aclgen.exp2(v), name=f"lookup_host_{fma}", fma=fma)
+        assert "vpermps" in host_code.asm
+        with overridden(ACLGEN_CPU_NAME=cpu):
+            f = aclgen.compile(lambda v: aclgen.exp2(v), name=f"lookup_{cpu}", fma=fma)
+            got = f(x)
+            assert ("vpermps" in f.asm) == permute and ("llvmx.lookup" in f.ir["expand-math"]) == permute
+        np.testing.assert_array_equal(got.view(np.uint32), host_code(x).view(np.uint32), err_msg=cpu)
     keys = TestOp(result_types=[VectorType(i32, [8])]).results[0]
     LookupOp([1.0] * 16, keys).verify()
     with pytest.raises(VerifyException, match="8 or 16 f32 values"):

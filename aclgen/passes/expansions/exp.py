@@ -3,20 +3,9 @@ lane). exp, exp2 and expm1 are within 1 ulp of the exact value over all 2^32 flo
 and with unfused multiply-adds (benchmarks/math_sweep.py; the table is in docs/math.md); sigmoid
 within 2 (see `sigmoid`).
 
-exp and exp2 (`from_table`):
+exp2 reads a table (see `exp2`). exp, the scheme expm1, tanh and erf share:
 
-    xc = min(max(x, -104), 89)          (exp2: [-151, 128]; NaN passes both compares)
-    k  = xc log2 e to the nearest 1/16  (z = xc * log2 e + 1.5 * 2^19, whose last bit is 1/16;
-                                         exp2: z = xc + 1.5 * 2^19)
-    r  = xc - k ln 2                    (Cody-Waite, |r| <= ln2/32; exp2: xc - k, exact)
-    e^x = 2^floor(k) (T + T r Q(r))     (T = 2^(j/16), j = 16 k mod 16 = z's low 4 bits, from a
-                                         table of sixteen pairs of floats; Q of degree 2)
-
-Only T_hi + (T_hi r Q + T_lo) rounds anything the size of the result; the scale is exact but
-into subnormals (vscalefps, or two normal powers of two elsewhere: the same bits). Within 0.765
-ulp. expm1, tanh and erf keep the scheme exp had before the table (sigmoid has its own: see
-`sigmoid`), which needs no table but twice the polynomial:
-
+    xc = min(max(x, -104), 89)          (NaN passes both compares and propagates)
     n  = roundeven(xc * log2 e)         (in the low mantissa bits of z = xc * log2 e + 1.5 * 2^23)
     r  = xc - n * C1 - n * C2           (Cody-Waite: C1 + C2 = ln 2, n * C1 exact, |r| <= ln2 / 2)
     e^r = (1 + r) + r^2 * P(r)          (degree-4 minimax P, Estrin's scheme)
@@ -32,14 +21,12 @@ with no select: the integer path only makes the scale a NaN multiplies.
 
 The shifter trick takes n out of z's bits with an integer subtract (no fptosi, whose NaN and
 out-of-range results are poison in LLVM). The coefficients are exact f32 values, written in
-hex; the older scheme's come from the numerics prototypes (minimax fits with greedy f32
-rounding), the table scheme's from least-squares fits weighted by |r| (their comments); the
-exhaustive sweeps validated the order of every operation.
+hex; exp's come from the numerics prototypes (minimax fits with greedy f32 rounding), exp2's
+from a least-squares fit weighted by |r| (its comment); the exhaustive sweeps validated the
+order of every operation.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from xdsl.ir import SSAValue
 
@@ -71,26 +58,18 @@ EXP2_P = (
     h("0x1.5f082ep-10"),  # 0x3aaf8417
     h("0x1.416b5ep-13"),  # 0x3920b5af
 )
-# exp's and exp2's table: 2^(j/16) = POW2_16_HI[j] + POW2_16_LO[j], each rounded to f32 (the
-# pair to 2^-48)
-POW2_16_HI = tuple(h(v) for v in (
-    "0x1.000000p+0", "0x1.0b5586p+0", "0x1.172b84p+0", "0x1.2387a6p+0", "0x1.306fe0p+0", "0x1.3dea64p+0",
-    "0x1.4bfdaep+0", "0x1.5ab07ep+0", "0x1.6a09e6p+0", "0x1.7a1148p+0", "0x1.8ace54p+0", "0x1.9c4918p+0",
-    "0x1.ae89fap+0", "0x1.c199bep+0", "0x1.d5818ep+0", "0x1.ea4afap+0"))
-POW2_16_LO = tuple(h(v) for v in (
-    "0x0p+0", "0x1.9f3122p-25", "-0x1.c15742p-27", "0x1.ceac48p-25", "0x1.4636e2p-25", "0x1.824684p-25",
-    "-0x1.593abcp-25", "-0x1.5bd5ecp-27", "0x1.9fcef4p-26", "-0x1.829fd0p-25", "0x1.15506ep-27",
-    "0x1.51f848p-27", "-0x1.a94b14p-26", "-0x1.3d56b2p-27", "-0x1.822dbcp-27", "0x1.52486cp-27"))
-# (2^r - 1) / r on |r| <= 1/32, degree 2: least squares on Chebyshev nodes weighted by |r|, so that
-# |r (Q(r) - (2^r - 1) / r)| <= 2^-29.1 with the f32 coefficients
-EXP2_Q = (h("0x1.62e430p-1"), h("0x1.ebfffap-3"), h("0x1.c6bcdcp-5"))
-# (e^r - 1) / r on |r| <= ln2/32 (+0.2%), degree 2, fitted as EXP2_Q: |r (Q(r) - (e^r - 1) / r)|
-# <= 2^-29.1
-EXP_Q = (h("0x1p+0"), h("0x1.000224p-1"), h("0x1.555e8ep-3"))
-C1_12 = h("0x1.62ep-1")  # ln 2's high 12 bits: k C1_12 is exact for k a multiple of 1/16, |k| < 256
-C2_12 = h("0x1.0bfbe8p-15")  # ln 2 - C1_12, together ln 2 to 2^-39
-SH16 = h("0x1.8p19")  # 1.5 * 2^19: adding it rounds to a multiple of 1/16
-SH16_BITS = 0x49400000  # its bit pattern
+# exp2's table: 2^(j/8) = POW2_8_HI[j] + POW2_8_LO[j], each rounded to f32 (the pair to 2^-49)
+POW2_8_HI = tuple(h(v) for v in (
+    "0x1p+0", "0x1.172b84p+0", "0x1.306fe0p+0", "0x1.4bfdaep+0", "0x1.6a09e6p+0", "0x1.8ace54p+0",
+    "0x1.ae89fap+0", "0x1.d5818ep+0"))
+POW2_8_LO = tuple(h(v) for v in (
+    "0x0p+0", "-0x1.c15742p-27", "0x1.4636e2p-25", "-0x1.593abcp-25", "0x1.9fcef4p-26", "0x1.15506ep-27",
+    "-0x1.a94b14p-26", "-0x1.822dbcp-27"))
+# (2^r - 1) / r on |r| <= 1/16, degree 3: least squares on Chebyshev nodes weighted by |r|, so that
+# |r Q(r) - (2^r - 1)| <= 2^-30.4 with the f32 coefficients
+EXP2_Q = (h("0x1.62e430p-1"), h("0x1.ebfbe0p-3"), h("0x1.c6c06ep-5"), h("0x1.3b31c8p-7"))
+SH8 = h("0x1.8p20")  # 1.5 * 2^20: adding it rounds to a multiple of 1/8
+SH8_BITS = 0x49C00000  # its bit pattern
 
 # expm1's (e^r - 1 - r - r^2/2) / r^3 on r in [-0.3466, 0.4506], degree 4 (its r^2 term, 1/2, is
 # exact and added apart); e^r's relative error 2^-31.8
@@ -188,62 +167,48 @@ def scaled(b: Builder, t: SSAValue, hi: SSAValue, n: SSAValue, ni: SSAValue) -> 
     return b.mul(b.muladd(t, s1, b.mul(hi, s1)), s2)
 
 
-def from_table(b: Builder, key: SSAValue, rq: SSAValue, k: Callable[[], SSAValue],
-               ni: Callable[[], SSAValue]) -> SSAValue:
-    """2^ni (T + T rq) for T = 2^(j/16), j = key's low 4 bits, read as a pair (`Builder.lookup`):
-    T_hi + (T_hi rq + T_lo) rounds once (rq is small: |rq| < 0.023), then the exact scale:
-    vscalefps by the f32 k (floor(k) = ni) with AVX-512F, else the i32 ni's two powers of two
-    (as `times_pow2`). k and ni are made on demand: only the target's is built."""
-    hi = b.lookup(POW2_16_HI, key)
-    y = b.add(hi, b.muladd(hi, rq, b.lookup(POW2_16_LO, key)))
-    if b.avx512:
-        return b.x86(AVX512Function.SCALEF, y, k())
-    s1, s2 = split_scale(b, ni())  # as times_pow2 without vscalefps
-    return b.mul(b.mul(y, s1), s2)
-
-
-def times_q(b: Builder, q: tuple[float, float, float], r: SSAValue) -> SSAValue:
-    """r (q0 + q1 r + q2 r^2), by Horner."""
+def times_q(b: Builder, q: tuple[float, ...], r: SSAValue) -> SSAValue:
+    """r (q0 + q1 r + q2 r^2 + ...), by Horner."""
     c = [b.f32(v) for v in q]
-    return b.mul(b.muladd(b.muladd(c[2], r, c[1]), r, c[0]), r)
-
-
-def sixteenths(b: Builder, z: SSAValue, shifter_bits: int) -> SSAValue:
-    """floor(m / 16) as an i32, where z's bits are the shifter's plus m (ashr floors)."""
-    return b.ashr(b.isub(b.bits(z), b.i32(shifter_bits)), 4)
+    p = c[-1]
+    for coefficient in reversed(c[:-1]):
+        p = b.muladd(p, r, coefficient)
+    return b.mul(p, r)
 
 
 @expands("exp")
 def exp(b: Builder, x: SSAValue) -> SSAValue:
-    """k = x log2 e to the nearest 1/16 (the shifter to 1/16, as exp2's, after a multiply-add:
-    z = xc log2 e + 1.5 * 2^19), r = x - k ln 2 (Cody-Waite: C1_12 + C2_12, k C1_12 exact,
-    |r| <= ln2/32 and a hair), e^x = 2^k e^r = 2^floor(k) (T + T r Q(r)) with T = 2^(j/16),
-    j = z's low 4 bits (`from_table`, as exp2). 17 operations with AVX-512F (21 with the scheme
-    expm1 keeps), none a division; within 0.765 ulp. Clamped to [-104, 89]: e^-104 rounds to
-    +0, e^89 is +inf; NaN passes the clamp and propagates."""
     xc = clamp(b, x, -104.0, 89.0)
-    sh = b.f32(SH16)
-    z = b.muladd(xc, b.f32(L2E), sh)
-    k = b.sub(z, sh)
-    r = b.muladd(k, b.f32(-C2_12), b.muladd(k, b.f32(-C1_12), xc))
-    return from_table(b, b.bits(z), times_q(b, EXP_Q, r), lambda: k, lambda: sixteenths(b, z, SH16_BITS))
+    n, ni = round_log2e(b, xc)
+    r = reduce_ln2(b, n, xc)
+    r2 = b.mul(r, r)
+    p = exp_poly(b, r, r2)
+    hi, lo = one_plus(b, r)
+    return scaled(b, b.muladd(p, r2, lo), hi, n, ni)
 
 
 @expands("exp2")
 def exp2(b: Builder, x: SSAValue) -> SSAValue:
-    """x = k + r with k the multiple of 1/16 nearest x (the shifter, to 1/16: z = xc + 1.5 * 2^19,
-    k = z - 1.5 * 2^19) and r = x - k exact, |r| <= 1/32; k's sixteenths j are z's low 4 bits.
-    2^x = 2^n (T + T r Q(r)), n = floor(k), T = 2^(j/16) from a 16-entry table as a pair
-    (POW2_16_HI + POW2_16_LO: `Builder.lookup`), Q of degree 2 by Horner: small = T_hi (r Q) + T_lo
+    """x = k + r with k the multiple of 1/8 nearest x (the shifter to 1/8: z = xc + 1.5 * 2^20,
+    k = z - 1.5 * 2^20) and r = x - k exact, |r| <= 1/16; k's eighths j are z's low 3 bits.
+    2^x = 2^n (T + T r Q(r)), n = floor(k), T = 2^(j/8) from an 8-entry table as a pair
+    (POW2_8_HI + POW2_8_LO: `Builder.lookup`), Q of degree 3 by Horner: small = T_hi (r Q) + T_lo
     and the sum T_hi + small rounds once; the scale is vscalefps (whose exponent operand is
-    floored: k itself) or two normal powers of two (as `times_pow2`: the same bits). 16
-    operations with AVX-512F (24 with expm1's scheme), none a division; within 0.56 ulp where the
-    result is normal, 0.76 where it is subnormal (the scale rounds again). Clamped to [-151, 128]:
-    2^-151 rounds to +0, 2^128 is +inf; NaN passes the clamp and propagates."""
+    floored: k itself) or the two normal powers of two of n (as `times_pow2`: the same bits).
+    17 operations with AVX-512F (24 with exp's scheme, which it had), none a division; within
+    0.56 ulp where the result is normal, 0.77 where it is subnormal (the scale rounds again).
+    Clamped to [-151, 128]: 2^-151 rounds to +0, 2^128 is +inf; NaN passes the clamp and
+    propagates."""
     xc = clamp(b, x, -151.0, 128.0)
-    z = b.add(xc, b.f32(SH16))
-    k = b.sub(z, b.f32(SH16))
-    return from_table(b, b.bits(z), times_q(b, EXP2_Q, b.sub(xc, k)), lambda: k, lambda: sixteenths(b, z, SH16_BITS))
+    z = b.add(xc, b.f32(SH8))
+    k = b.sub(z, b.f32(SH8))
+    key = b.bits(z)
+    hi = b.lookup(POW2_8_HI, key)
+    y = b.add(hi, b.muladd(hi, times_q(b, EXP2_Q, b.sub(xc, k)), b.lookup(POW2_8_LO, key)))
+    if b.avx512:
+        return b.x86(AVX512Function.SCALEF, y, k)
+    s1, s2 = split_scale(b, b.ashr(b.isub(key, b.i32(SH8_BITS)), 3))  # floor(k): ashr floors
+    return b.mul(b.mul(y, s1), s2)
 
 
 @expands("expm1")

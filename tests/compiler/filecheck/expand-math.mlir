@@ -2,28 +2,29 @@
 // RUN: aclgen opt %s -p 'expand-math{fma=true}' | filecheck %s --check-prefix=FMA
 // RUN: aclgen opt %s -p 'expand-math{fma=true avx512=true}' | filecheck %s --check-prefix=AVX512
 
-// ew.exp and ew.sigmoid become straight-line f32 code (no libcall, so it vectorizes). exp: clamp
-// to [-104, 89] (ordered compares: NaN passes, no select for it), k = x log2 e to the nearest 1/16
-// by the 1.5 * 2^19 shifter, a Cody-Waite reduction by ln 2 (its 12-bit head 0x1.62ep-1), a
-// quadratic by Horner, 2^(j/16) for k's sixteenths j from a table of pairs read by the shifter's
-// bits (`llvmx.lookup`: without AVX-512 two 8-entry halves and a select on the key's bit 3), and
-// the scale by 2^floor(k) split in two powers of two built from integer bits. fma=true fuses the
-// multiply-adds.
+// ew.exp and ew.sigmoid become straight-line f32 code (no libcall, so it vectorizes): clamp to
+// [-104, 89] (ordered compares: NaN passes, no select for it), n = roundeven(x * log2 e) by the
+// 1.5 * 2^23 trick, Cody-Waite reduction with C1 = 0x1.62e4p-1, a degree-4 polynomial by Estrin's
+// scheme, 1 + r split exactly (Fast2Sum), and the scale by 2^n split in two powers of two built
+// from integer bits. fma=true fuses the multiply-adds.
 
 // CHECK-LABEL: sym_name = "k"
 // CHECK-NOT:   ew.exp
 // CHECK-NOT:   "une"
 // CHECK:       ew.constant 89.0 : f32
 // CHECK:       ew.constant -104.0 : f32
-// CHECK:       %[[MAGIC:.*]] = ew.constant 786432.0 : f32
 // CHECK:       ew.constant 1.4426950216293335 : f32
-// CHECK:       ew.constant -0.693115234375 : f32
+// CHECK:       %[[MAGIC:.*]] = ew.constant 12582912.0 : f32
+// CHECK:       ew.constant -0.693145751953125 : f32
 // CHECK-NOT:   math.fma
-// CHECK:       %[[KEY:.*]] = arith.bitcast %{{.*}} : f32 to i32
-// CHECK:       llvmx.lookup [1.000000e+00 : f32, {{.*}}, 1.35425556 : f32](%[[KEY]]) : i32 -> f32
-// CHECK-NEXT:  llvmx.lookup [1.41421354 : f32, {{.*}}, 1.91520655 : f32](%[[KEY]]) : i32 -> f32
-// CHECK-NEXT:  %[[C28:.*]] = ew.constant 28 : i32
-// CHECK-NEXT:  arith.shli %[[KEY]], %[[C28]] : i32
+// Estrin: r^2 first, then (c1 r + c0) and (c3 r + c2) beside it.
+// CHECK:       %[[R2:.*]] = ew.mul %[[R:.*]], %[[R]] : f32, f32 -> f32
+// CHECK:       ew.mul %{{.*}}, %[[R]] : f32, f32 -> f32
+// Fast2Sum: hi = 1 + r, lo = (1 - hi) + r.
+// CHECK:       %[[ONE:.*]] = ew.constant 1.0 : f32
+// CHECK-NEXT:  %[[HI:.*]] = ew.add %[[ONE]], %[[R]] : f32, f32 -> f32
+// CHECK-NEXT:  %[[D:.*]] = ew.sub %[[ONE]], %[[HI]] : f32, f32 -> f32
+// CHECK-NEXT:  ew.add %[[D]], %[[R]] : f32, f32 -> f32
 // CHECK:       arith.shrsi
 // CHECK:       arith.shli
 // CHECK:       arith.bitcast %{{.*}} : i32 to f32
@@ -69,18 +70,17 @@
 // FMA-NOT:     ew.sigmoid
 // FMA:         ew.yield
 
-// With AVX-512F (avx512=true), the table is one 16-entry lookup (vpermps zmm) and exp ends with
-// one vscalefps by k itself (`llvmx.avx512ps "scalef"`, which floors its exponent operand)
-// instead of two powers of two built from integer bits: no arithmetic shift, no shift into the
-// exponent field. sigmoid's own scale is one shift already and stays.
+// With AVX-512F (avx512=true), exp ends with one vscalefps of hi + t by n, the float the
+// shifter gives (`llvmx.avx512ps "scalef"`), instead of two powers of two built from n's bits: no
+// arithmetic shift, no shift into the exponent field. sigmoid's own scale is one shift already
+// and stays.
 // AVX512-NOT:  ew.exp
-// AVX512:      %[[K:.*]] = ew.sub %{{.*}}, %{{.*}} : f32, f32 -> f32
+// AVX512:      %[[N:.*]] = ew.sub %{{.*}}, %{{.*}} : f32, f32 -> f32
 // AVX512-NOT:  arith.shrsi
-// AVX512:      %[[HI:.*]] = llvmx.lookup [1.000000e+00 : f32, {{.*}}, 1.91520655 : f32](%[[KEY:.*]]) : i32 -> f32
-// AVX512-NEXT: %[[LO:.*]] = llvmx.lookup [0.000000e+00 : f32, {{.*}}](%[[KEY]]) : i32 -> f32
-// AVX512-NEXT: %[[SMALL:.*]] = math.fma %[[HI]], %{{.*}}, %[[LO]] : f32
-// AVX512-NEXT: %[[V:.*]] = ew.add %[[HI]], %[[SMALL]] : f32, f32 -> f32
-// AVX512-NEXT: llvmx.avx512ps "scalef"(%[[V]], %[[K]]) : f32, f32 -> f32
+// AVX512:      %[[ONE:.*]] = ew.constant 1.0 : f32
+// AVX512-NEXT: %[[HI:.*]] = ew.add %[[ONE]], %{{.*}} : f32, f32 -> f32
+// AVX512:      %[[V:.*]] = ew.add %[[HI]], %{{.*}} : f32, f32 -> f32
+// AVX512-NEXT: llvmx.avx512ps "scalef"(%[[V]], %[[N]]) : f32, f32 -> f32
 // AVX512:      ew.abs
 // AVX512:      arith.shli
 // AVX512:      ew.div
