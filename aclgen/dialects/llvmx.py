@@ -149,23 +149,27 @@ class AVX512Function(enum.StrEnum):
         return 2 if self is AVX512Function.SCALEF else 1
 
     @property
+    def estimate(self) -> bool:
+        """vrsqrt14ps: its intrinsic has no `mask.` in its name and no rounding operand."""
+        return self is AVX512Function.RSQRT14
+
+    @property
     def rounding_operand(self) -> bool:
-        """Whether the 512-bit intrinsic takes a rounding operand (the estimate has none)."""
-        return self is not AVX512Function.RSQRT14
+        """Whether the 512-bit intrinsic takes a rounding operand (the exact functions do)."""
+        return not self.estimate
 
     def intrinsic(self, bits: int) -> str:
         """LLVM's name of the instruction on `bits`-bit vectors (128, 256 or 512)."""
-        masked = "" if self is AVX512Function.RSQRT14 else "mask."
-        return f"llvm.x86.avx512.{masked}{self.value}.ps.{bits}"
+        return f"llvm.x86.avx512.{'' if self.estimate else 'mask.'}{self.value}.ps.{bits}"
 
 
 @irdl_op_definition
 class AVX512Op(IRDLOperation):
-    """One of `AVX512Function` on f32 values of any shape (scalar or vector): translated to
-    LLVM's `llvm.x86.avx512.mask.<fn>.ps.{512,256,128}` on chunks of 16, 8 or 4 lanes (a scalar
-    in the first lane of 4). expand-math emits it only for targets with AVX-512F (its `avx512`
-    option), where the generic form (`llvm.frexp`, `llvm.ldexp`) would be a libcall or an
-    integer conversion."""
+    """One of `AVX512Function` on f32 values of any shape (scalar or vector): translated to its
+    intrinsic (`AVX512Function.intrinsic`, 512, 256 or 128 bits) on chunks of 16, 8 or 4 lanes (a
+    scalar in the first lane of 4). expand-math emits it only for targets with AVX-512F (its
+    `avx512` option), where the generic form (`llvm.frexp`, `llvm.ldexp`) would be a libcall or an
+    integer conversion, and rsqrt's estimate has none."""
 
     name = "llvmx.avx512ps"
     function = prop_def(StringAttr)

@@ -158,7 +158,7 @@ class Builder:
         return self(arith.ShRSIOp(a, self.i32(k)))
 
     def x86(self, function: llvmx.AVX512Function, *args: SSAValue) -> SSAValue:
-        """AVX-512F's `function` (scalef, getexp, getmant: llvmx.AVX512Function), one instruction;
+        """AVX-512F's `function` (scalef, getexp, getmant, rsqrt14: llvmx.AVX512Function), one instruction;
         only where the builder's `avx512` says the target has it (elsewhere LLVM's generic forms
         are libcalls, so callers check first)."""
         assert self.avx512, f"{function} is an instruction only with AVX-512F"
