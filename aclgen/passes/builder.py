@@ -9,6 +9,11 @@ spelling out attributes. The builder's `shape` is the type a value of the code b
     b = Builder.before(op, rewriter, shape=op.result.type, fma=True)
     y = b.muladd(x, b.f32(LOG2E), b.f32(MAGIC))      # an FMA, or a multiply and an add
 
+Arithmetic is `ew`'s, in f32, but for an expansion that needs more than f32 keeps (pow's
+y log2|x|): `widen` makes an f64 value (of the same lane count), on which the same methods build
+`arith`'s f64 ops, and `narrow` rounds it back once. Constants say their type (`f32`, `f64`,
+`i32`, `i64`); `bits` and `shl` follow their operand's width.
+
 `fma`, `avx512` and `permute` are facts about the target that expand-math's options carry:
 whether a multiply-add is fused, whether AVX-512F's exact scale, exponent and significand
 instructions (`llvmx.avx512ps`) are there, and whether a vector permute reads a table
@@ -24,11 +29,13 @@ from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
+    Float64Type,
     FloatAttr,
     IntegerAttr,
     IntegerType,
     VectorType,
     f32,
+    f64,
     i32,
     i64,
 )
@@ -76,6 +83,14 @@ class Builder:
         """An i32 constant of the builder's shape (`ew.constant`)."""
         return self(ew.ConstantOp(IntegerAttr(v, i32), ew.like(self.shape, i32)))
 
+    def f64(self, v: float) -> SSAValue:
+        """An f64 constant of the builder's lane count."""
+        return self(ew.ConstantOp(FloatAttr(v, f64), ew.like(self.shape, f64)))
+
+    def i64(self, v: int) -> SSAValue:
+        """An i64 constant of the builder's lane count."""
+        return self(ew.ConstantOp(IntegerAttr(v, i64), ew.like(self.shape, i64)))
+
     def llvm(self, value: float | int, t: Attribute) -> SSAValue:
         """A constant of LLVM-level type `t` (scalar, or a splat vector): `llvm.mlir.constant`."""
         e = ew.element(t)
@@ -87,22 +102,30 @@ class Builder:
             attr = FloatAttr(float(value), cast(AnyFloat, e))
         return self(llvm.ConstantOp(attr, t))
 
-    # -- f32 arithmetic of the expansions (ew ops: they stay shape-polymorphic) --------------
+    # -- arithmetic: ew ops in f32 (they stay shape-polymorphic), arith ops on widened values --
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(ew.AddOp(a, b))
+        return self(arith.AddfOp(a, b) if _wide(a) else ew.AddOp(a, b))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(ew.SubOp(a, b))
+        return self(arith.SubfOp(a, b) if _wide(a) else ew.SubOp(a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(ew.MulOp(a, b))
+        return self(arith.MulfOp(a, b) if _wide(a) else ew.MulOp(a, b))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self(ew.DivOp(a, b))
 
     def neg(self, a: SSAValue) -> SSAValue:
         return self(ew.NegOp(a))
+
+    def widen(self, x: SSAValue) -> SSAValue:
+        """f32 `x` as an f64 (exact)."""
+        return self(arith.ExtFOp(x, ew.like(self.shape, f64)))
+
+    def narrow(self, x: SSAValue) -> SSAValue:
+        """f64 `x` rounded once to f32 (to nearest even; gradual underflow, overflow to inf)."""
+        return self(arith.TruncFOp(x, ew.like(self.shape, f32)))
 
     def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """a * b + c: one FMA (one rounding) where the target has it, else a multiply and an add."""
@@ -135,14 +158,14 @@ class Builder:
     # -- bits ----------------------------------------------------------------------------------
 
     def bits(self, x: SSAValue) -> SSAValue:
-        """The i32 bit pattern of f32 `x`."""
-        return self(arith.BitcastOp(x, ew.like(self.shape, i32)))
+        """The bit pattern of `x`: an i32 for an f32, an i64 for an f64."""
+        return self(arith.BitcastOp(x, ew.like(self.shape, i64 if _wide(x) else i32)))
 
     def float(self, n: SSAValue) -> SSAValue:
-        """The f32 whose bit pattern is i32 `n`."""
-        return self(arith.BitcastOp(n, ew.like(self.shape, f32)))
+        """The float whose bit pattern is `n`: an f32 for an i32, an f64 for an i64."""
+        return self(arith.BitcastOp(n, ew.like(self.shape, f64 if ew.element(n.type) == i64 else f32)))
 
-    # -- i32 arithmetic on bit patterns (wrapping, as LLVM's add/sub/shl without flags) --------
+    # -- integer arithmetic on bit patterns (wrapping, as LLVM's add/sub/shl without flags) --------
 
     def iadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
         return self(arith.AddiOp(a, b))
@@ -151,7 +174,8 @@ class Builder:
         return self(arith.SubiOp(a, b))
 
     def shl(self, a: SSAValue, k: int) -> SSAValue:
-        return self(arith.ShLIOp(a, self.i32(k)))
+        """`a << k`, for i32 or i64 `a`."""
+        return self(arith.ShLIOp(a, self.i64(k) if ew.element(a.type) == i64 else self.i32(k)))
 
     def ashr(self, a: SSAValue, k: int) -> SSAValue:
         """`a >> k`, shifting the sign bit in."""
@@ -180,3 +204,8 @@ class Builder:
     def to_f32(self, n: SSAValue) -> SSAValue:
         """i32 `n` as an f32 (exact for |n| <= 2^24)."""
         return self(ew.ConvertOp(n, f32))
+
+
+def _wide(x: SSAValue) -> bool:
+    """Whether `x` is an f64 value (`Builder.widen`'s)."""
+    return isinstance(ew.element(x.type), Float64Type)

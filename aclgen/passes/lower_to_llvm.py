@@ -7,7 +7,8 @@ mlir-opt), so this is ours: one rewrite pattern per kind of op, walked over each
 - `tile.param` / `tile.offset` / `tile.load` / `tile.store` become GEPs and loads/stores with an
   explicit alignment equal to the element size (numpy buffers are only element-aligned);
   strided vector accesses become per-lane loads + `insertelement` (stores: `extractelement`);
-- `ew` arithmetic becomes `llvm.fadd`/... (never fused: no fast-math flags), compares become
+- `ew` arithmetic (and the f64 `arith` arithmetic of an expansion that widens: pow) becomes
+  `llvm.fadd`/... (never fused: no fast-math flags), `arith.extf`/`truncf` `fpext`/`fptrunc`; compares become
   `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`; formula functions that are LLVM
   intrinsics (aclgen/passes/expansions/) become calls of them, and any other that survived is an
   error (`expand-math` should have run);
@@ -261,7 +262,8 @@ class LowerConstant(Lowering):
         rewriter.replace(op, [], [b.llvm(value, llvm_type(t))])
 
 
-_FLOAT_BINARY = {ew.AddOp: llvm.FAddOp, ew.SubOp: llvm.FSubOp, ew.MulOp: llvm.FMulOp, ew.DivOp: llvm.FDivOp}
+_FLOAT_BINARY = {ew.AddOp: llvm.FAddOp, ew.SubOp: llvm.FSubOp, ew.MulOp: llvm.FMulOp, ew.DivOp: llvm.FDivOp,
+                 arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp}
 _INT_BINARY = {arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
                arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.ShLIOp: llvm.ShlOp,
                arith.ShRSIOp: llvm.AShrOp, ew.AndOp: llvm.AndOp, ew.OrOp: llvm.OrOp}
@@ -271,7 +273,7 @@ class LowerBinary(Lowering):
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self,
-        op: ew.AddOp | ew.SubOp | ew.MulOp | ew.DivOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp
+        op: ew.AddOp | ew.SubOp | ew.MulOp | ew.DivOp | arith.AddfOp | arith.SubfOp | arith.MulfOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp
         | arith.RemSIOp | arith.ShLIOp | arith.ShRSIOp | ew.AndOp | ew.OrOp,
         rewriter: PatternRewriter,
     ) -> None:
@@ -345,9 +347,14 @@ class LowerSelect(Lowering):
 
 class LowerConvert(Lowering):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ew.ConvertOp | arith.BitcastOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: ew.ConvertOp | arith.BitcastOp | arith.ExtFOp | arith.TruncFOp,
+                          rewriter: PatternRewriter) -> None:
         if isinstance(op, arith.BitcastOp):
             rewriter.replace(op, llvm.BitcastOp(op.input, op.result.type))
+            return
+        if isinstance(op, (arith.ExtFOp, arith.TruncFOp)):  # f32 <-> f64 inside an expansion (pow)
+            cls = llvm.FPExtOp if isinstance(op, arith.ExtFOp) else llvm.FPTruncOp
+            rewriter.replace(op, cls(op.input, op.result.type))
             return
         b = self.builder(op, rewriter)
         value = convert(b, op.input, op.input.type, op.result.type, op.input, self.facts)

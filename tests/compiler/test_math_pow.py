@@ -69,7 +69,10 @@ def test_special_cases_as_torch_pow():
     x, y = grid(XS, YS)
     got = aclgen.compile(lambda x, y: aclgen.pow(x, y))(x, y)
     want = torch.pow(torch.from_numpy(x), torch.from_numpy(y)).numpy()
-    special = ~np.isfinite(want) | (want == 0) | (want == 1)
+    # Annex F's cases, overflow and underflow (not any result of 1: torch.pow(1 - 2^-24, -1) is 1,
+    # a rounding error of 0.5000001 ulp; aclgen's 1 + 2^-23 is the correctly rounded value)
+    named = np.array([annex_f(float(a), float(b)) is not None for a, b in zip(x, y)])
+    special = named | ~np.isfinite(want) | (want == 0)
     assert same_bits(got[special], want[special])
 
 

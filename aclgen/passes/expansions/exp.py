@@ -49,15 +49,6 @@ EXP_P = (
     h("0x1.12396cp-7"),  # 0x3c091cb6
     h("0x1.6a5234p-10"),  # 0x3ab5291a
 )
-# pow's 2^r = 1 + L r + r^2 P(r) on |r| <= 1/2 (exp2_pair): P degree 4 fitted with L = ln 2
-# rounded (0x3f317218) fixed; 2^r's relative error 2^-28.3
-EXP2_P = (
-    h("0x1.ebfbdcp-3"),  # 0x3e75fdee
-    h("0x1.c6af7cp-5"),  # 0x3d6357be
-    h("0x1.3b2de0p-7"),  # 0x3c1d96f0
-    h("0x1.5f082ep-10"),  # 0x3aaf8417
-    h("0x1.416b5ep-13"),  # 0x3920b5af
-)
 # exp2's table: 2^(j/8) = POW2_8_HI[j] + POW2_8_LO[j], each rounded to f32 (the pair to 2^-49)
 POW2_8_HI = tuple(h(v) for v in (
     "0x1p+0", "0x1.172b84p+0", "0x1.306fe0p+0", "0x1.4bfdaep+0", "0x1.6a09e6p+0", "0x1.8ace54p+0",

@@ -1,165 +1,116 @@
-"""pow(x, y) as vectorizable f32 code: C99 Annex F's special cases (as torch.pow and powf), and
+"""pow(x, y) as vectorizable code: C99 Annex F's special cases (as torch.pow and powf), and
 within 1 ulp elsewhere on dense grids of (x, y), with fused and unfused multiply-adds
 (tests/compiler/test_math_pow.py, docs/math.md).
 
-    |x|^y = 2^(y log2|x|)
+    |x|^y = 2^t,  t = y log2|x|
 
-y log2|x| needs about 2^-40 relative accuracy (its integer part becomes the exponent), so
-everything is kept as pairs, no division, no table in memory:
+t's integer part becomes the result's exponent and its fraction the significand, so t must be
+good to about 2^-30 wherever the result is a finite nonzero float (|t| < 150): about 2^-38
+relative when |y| is large and x near 1. f32 holds 24 bits, so t is computed in f64 (53 bits),
+each f64 operation two vectors of registers where f32 takes one, and no operation needs a
+split or a correction term:
 
-1. log2|x| = k + log2(1/inv) + log2(1 + r): k and m in [sqrt(1/2), sqrt 2) as in log (subnormals
-   scaled), then a four-way select of inv in {1.25, 1, 0.875, 0.75} with log2(1/inv) = Ch + Cl,
-   so r + rl = m inv - 1 exactly (12-bit splits: m's high part times inv is exact) and
-   |r| <= 0.117. log2(1 + r) = L2E (r - r^2/2) + r^3 Q(r) + rl L2E / (1 + r), Q degree 6. For
-   |y| up to ~1000 log2|x| must be good to ~2^-33 relative, so every term above ~2^-11 of the
-   result is exact (12-bit splits of r, r^2, r^3 and of Q's constant term, as in log2) and summed
-   by Fast2Sum/TwoSum into Lh + Ll, renormalized so that y Ll stays below ulp(y Lh). (r^3 Q in
-   plain f32 reached 1.55 ulp at pow(0x1.d57936p-1, 1000); without the renormalization u left
-   [-1/2, 1/2]: 27 ulp.)
-2. T = y (Lh + Ll) = Th + Tl: Th = y Lh, its error exact by Dekker's product (12-bit splits).
-3. 2^(Th + Tl) by exp2's scheme with the two-part argument: Th clamped to [-152, 129] (Tl
-   dropped there), n = roundeven(Th), u = (Th - n) + Tl, u ln 2 = v + vl with v exact, then
-   1 + v split exactly and the 2^n scale in two factors (gradual underflow, overflow to inf).
-4. The sign and Annex F's cases as selects, in this order (later ones win): a negative x (-0
-   included) with an odd integer y negates; y = +-inf gives 1, +0 or +inf by |x| against 1;
-   x = +-0 or +-inf gives +0 or +inf (signed for odd y); a negative finite x with a non-integer
-   y gives NaN; a NaN x or y NaN; y = +-0 or x = 1 give 1 (even for NaN).
+1. log2|x| = k + log2(1/inv) + log2(1 + r): x = 2^k m with m in [sqrt(1/2), sqrt 2) as in log
+   (`reduce`: subnormals scaled, AVX-512F's vgetexpps and vgetmantps where the target has
+   them), then inv in {1.25, 1, 0.875, 0.75} by three compares of m, and r = m inv - 1, exact in
+   f64 (m has 24 bits, inv 3), |r| <= 0.117; log2(1 + r) = r P(r) with P of degree 8 (relative
+   error 2^-39.4) and log2(1/inv) = C rounded to f64.
+2. t = y log2|x|, clamped to [-160, 130]: beyond it the result is 0 or inf in f32 all the same.
+3. 2^t = 2^n 2^u: adding 1.5 * 2^52 rounds t to the integer n, held in the sum's low bits (its
+   pattern shifted left by 52 is n in the exponent field), u = t - n is exact and |u| <= 1/2;
+   2^u = 1 + u E(u), E of degree 6 (2^u's relative error below 2^-33, and none at u = 0: a
+   result near 1 is as good as t). The product 2^u 2^n is exact in f64.
+4. The f64 result rounds once to f32: gradual underflow and overflow to +-inf are that rounding's.
+   Its relative error before that rounding is about 2^-32 at most, so the result is within
+   0.5 + 2^-8 ulp (0.501 measured on the grids): nearly always the correctly rounded float.
+5. Annex F's zeros and infinities come out of the same arithmetic: log2|x| is -inf for x = +-0
+   (vgetexpps gives it; other targets select it) and +inf for +-inf, so t = y log2|x| is +-inf
+   or NaN and 2^t is 0 or inf, y = +-inf likewise. Three selects remain, later ones winning: a
+   negative x (-0 included) with an odd integer y negates; a negative finite x with a
+   non-integer y gives NaN; y = +-0, x = 1 and x = -1 with y = +-inf give 1 (even for NaN).
 
-Overflow and underflow of the general case (negative x with odd y included) come out of the
-scaling as +-inf and +-0 with the right sign. The coefficients and the order of every
-operation are the numerics prototype's (swept on grids in both FMA modes).
+(Until this form, t was a pair of f32s, each product split in 12-bit halves and summed with
+Fast2Sum, and the special cases were ten selects: 210 operations within 0.79 ulp, where this
+takes 93 (83 with AVX-512F), 37 of them in f64: float32 1M at 1053 -> 786 us with AVX-512,
+1480 -> 1200 with AVX2, 3540 -> 2880 on SSE2.)
 """
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions.exp import EXP2_P, SH, estrin4, scaled, shifter
-from aclgen.passes.expansions.log import A1, A2, L2E, TINY, exponent_split, fast2sum, split12
+from aclgen.passes.expansions.log import reduce
 from aclgen.passes.expansions.registry import expands
 
 h = float.fromhex
-# inv for m below each threshold (8/9, 16/15, 16/13), else 0.75; log2(1/inv) = Ch + Cl
+# m below each threshold (8/9, 16/15, 16/13, rounded up to f32) takes inv[i], else 0.75; compared
+# as f = m - 1 (exact)
 INV_AT = (h("0x1.c71c72p-1"), h("0x1.111112p+0"), h("0x1.3b13b2p+0"))  # 0x3f638e39 0x3f888889 0x3f9d89d9
 INV = (1.25, 1.0, 0.875, 0.75)
-CH = (h("-0x1.49a784p-2"), 0.0, h("0x1.8a8980p-3"), h("0x1.a8ff98p-2"))  # 0xbea4d3c2 0 0x3e4544c0 0x3ed47fcc
-CL = (h("-0x1.79a372p-27"), 0.0, h("0x1.57f7a6p-28"), h("-0x1.cfdeb4p-27"))  # 0xb23cd1b9 0 0x31abfbd3 0xb267ef5a
-# log2(1 + r) = L2E (r - r^2/2) + r^3 Q(r) on |r| <= 0.1175, Q = Q0H + Q0L + Q1 r + ... + Q6 r^6
-# (Q's absolute error 2^-29.9); Q0H has 12 bits, so Q0H times the 12-bit part of r^3 is exact
-Q0H = h("0x1.ec6p-2")  # 0x3ef63000
-Q0L = h("0x1.09dc24p-14")  # 0x3884ee12
-Q = (
-    h("-0x1.71547ap-2"),  # Q1 0xbeb8aa3d
-    h("0x1.2776cep-2"),  # Q2 0x3e93bb67
-    h("-0x1.ec615cp-3"),  # Q3 0xbe7630ae
-    h("0x1.a602dep-3"),  # Q4 0x3e53016f
-    h("-0x1.79390ep-3"),  # Q5 0xbe3c9c87
-    h("0x1.506e56p-3"),  # Q6 0x3e28372b
-)
-LN1 = h("0x1.62ep-1")  # ln 2's high 12 bits (0x3f317000): u's 12-bit part times it is exact
-LN2 = h("0x1.0bfbe8p-15")  # ln 2 - LN1 (0x3805fdf4)
-LN2_F32 = h("0x1.62e430p-1")  # ln 2 rounded (0x3f317218), for the tiny ul term
-T_MAX, T_MIN = 129.0, -152.0  # 2^129 overflows and 2^-152 underflows from any mantissa
+C = tuple(float(-np.log2(v)) for v in INV)  # log2(1/inv), rounded to f64
+# log2(1 + r) = r P(r) on r in [-0.1162, 0.1112]: least squares on Chebyshev nodes, relative
+# error 2^-39.4 (mpmath)
+P = tuple(h(v) for v in (
+    "0x1.71547652b894cp+0", "-0x1.71547651792a0p-1", "0x1.ec709dae30929p-2", "-0x1.715480540ddaep-2",
+    "0x1.2776f113def88p-2", "-0x1.ec5aea5c62137p-3", "0x1.a5dc15c326b86p-3", "-0x1.7a09b5ff7f834p-3",
+    "0x1.5712c7a904cb4p-3"))
+# 2^u = 1 + u E(u) on [-1/2, 1/2]: E's relative error 2^-32.0, so 2^u's is below 2^-33 and 0 at u = 0
+E = tuple(h(v) for v in (
+    "0x1.62e42fefd9e2fp-1", "0x1.ebfbe045016ffp-3", "0x1.c6b08c92e7564p-5", "0x1.3b2a1c65275ecp-7",
+    "0x1.5d88e68eec9fap-10", "0x1.443f3c8b70988p-13", "0x1.ff95388969a9dp-17"))
+T_MAX, T_MIN = 130.0, -160.0  # 2^128 overflows and 2^-151 underflows to 0 in f32
+SH = 1.5 * 2.0**52  # adding it rounds an f64 to an integer held in the low mantissa bits
+ONE_BITS = 1023 << 52  # 1.0's pattern: plus n << 52, 2^n's
 
 
-def log2_pair(b: Builder, ax: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """log2 ax = Lh + Ll (about 2^-40 relative) for positive finite ax (subnormals included)."""
-    sub = b.cmp(Predicate.OLT, ax, b.f32(TINY))
-    m, k = exponent_split(b, b.select(sub, b.mul(ax, b.f32(2.0**23)), ax))
-    kf = b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
-    j = [b.cmp(Predicate.OLT, m, b.f32(t)) for t in INV_AT]
-
-    def table(v: tuple[float, ...]) -> SSAValue:
-        return b.select(j[0], b.f32(v[0]), b.select(j[1], b.f32(v[1]), b.select(j[2], b.f32(v[2]), b.f32(v[3]))))
-
-    inv, ch, cl = table(INV), table(CH), table(CL)
-    mh = split12(b, m)
-    ml = b.sub(m, mh)
-    rh0 = b.muladd(mh, inv, b.f32(-1.0))  # exact
-    mli = b.mul(ml, inv)  # exact
-    r, rl = fast2sum(b, rh0, mli)  # r + rl = m inv - 1
-    ra = split12(b, r)
-    rb = b.sub(r, ra)
-    ra2 = b.mul(ra, ra)  # exact
-    g1 = split12(b, ra2)
-    g2 = b.sub(ra2, g1)
-    c3 = b.mul(g1, ra)  # exact
-    c3h = split12(b, c3)
-    a = b.mul(b.f32(A1), ra)  # exact
-    c = b.mul(b.f32(-A1 / 2), g1)  # exact
-    d3 = b.mul(b.f32(Q0H), c3h)  # exact
-    r2 = b.mul(r, r)
-    rem3 = b.add(b.sub(c3, c3h), b.muladd(g2, ra, b.mul(rb, b.add(r2, b.muladd(r, ra, ra2)))))  # r^3 - c3h
-    q = [b.f32(v) for v in Q]
-    qq = b.muladd(b.muladd(q[5], r, q[4]), r2, b.muladd(q[3], r, q[2]))
-    qq = b.muladd(b.muladd(qq, r2, b.muladd(q[1], r, q[0])), r, b.f32(Q0L))  # Q(r) - Q0H, small
-    sm = b.muladd(b.mul(r2, r), qq, cl)  # r^3 (Q - Q0H) + Cl
-    sm = b.muladd(b.f32(Q0H), rem3, sm)  # Q0H (r^3 - c3h)
-    sm = b.muladd(b.mul(b.f32(-L2E / 2), rb), b.add(r, ra), sm)  # -L2E/2 (r^2 - rA^2)
-    sm = b.muladd(b.f32(-A2 / 2), ra2, b.muladd(b.f32(-A1 / 2), g2, sm))
-    sm = b.muladd(b.f32(A2), r, b.muladd(b.f32(A1), rb, sm))  # L2E r - A1 rA
-    sm = b.muladd(b.mul(b.f32(L2E), rl), b.sub(b.f32(1.0), r), sm)  # rl / ((1 + r) ln 2)
-    s0, e0 = fast2sum(b, a, c)
-    s1, e1 = fast2sum(b, s0, d3)
-    s2 = b.add(ch, s1)  # TwoSum: |Ch| < |S1| happens
-    bb = b.sub(s2, ch)
-    e2 = b.add(b.sub(ch, b.sub(s2, bb)), b.sub(s1, bb))
-    lh0, e3 = fast2sum(b, kf, s2)
-    ll0 = b.add(b.add(e3, e2), b.add(b.add(e1, e0), sm))
-    return fast2sum(b, lh0, ll0)  # renormalized: |Ll| <= ulp(Lh) / 2, so y Ll stays tiny
+def horner(b: Builder, c: tuple[float, ...], r: SSAValue) -> SSAValue:
+    """c0 + c1 r + c2 r^2 + ... in f64, by Horner."""
+    p = b.f64(c[-1])
+    for v in reversed(c[:-1]):
+        p = b.muladd(p, r, b.f64(v))
+    return p
 
 
-def exp2_pair(b: Builder, th: SSAValue, tl: SSAValue) -> SSAValue:
-    """2^(th + tl), tl tiny against th."""
-    big = b.cmp(Predicate.OGT, th, b.f32(T_MAX))
-    small = b.cmp(Predicate.OLT, th, b.f32(T_MIN))
-    tc = b.select(big, b.f32(T_MAX), b.select(small, b.f32(T_MIN), th))
-    tl = b.select(b.or_(big, small), b.f32(0.0), tl)
-    n, ni = shifter(b, b.add(tc, b.f32(SH)))
-    u0 = b.sub(tc, n)  # exact, |u0| <= 1/2
-    u, ul = fast2sum(b, u0, tl)
-    ua = split12(b, u)
-    ub = b.sub(u, ua)
-    ln1 = b.f32(LN1)
-    v = b.mul(ua, ln1)  # exact: u ln 2 = v + vl
-    vl = b.muladd(ub, ln1, b.muladd(u, b.f32(LN2), b.mul(ul, b.f32(LN2_F32))))
-    hi, lo = fast2sum(b, b.f32(1.0), v)
-    u2 = b.mul(u, u)
-    p = estrin4(b, EXP2_P, u, u2)
-    return scaled(b, b.muladd(p, u2, b.add(vl, lo)), hi, n, ni)
+def log2_wide(b: Builder, ax: SSAValue) -> SSAValue:
+    """log2 ax in f64 (relative error about 2^-39) for positive f32 ax, subnormals included;
+    -inf for +0, +inf for +inf, NaN for NaN. log2 1 = 0 exactly."""
+    f, kf = reduce(b, ax)
+    if not b.avx512:  # vgetexpps gives these; the bits of other targets give finite garbage
+        kf = b.select(b.cmp(Predicate.OLT, ax, b.f32(float("inf"))), kf, ax)  # +inf and NaN
+        kf = b.select(b.cmp(Predicate.OEQ, ax, b.f32(0.0)), b.f32(float("-inf")), kf)
+    j = [b.cmp(Predicate.OLT, f, b.f32(t - 1.0)) for t in INV_AT]
+
+    def table(v: tuple[float, ...], const) -> SSAValue:
+        return b.select(j[0], const(v[0]), b.select(j[1], const(v[1]), b.select(j[2], const(v[2]), const(v[3]))))
+
+    r = b.muladd(b.widen(b.add(f, b.f32(1.0))), b.widen(table(INV, b.f32)), b.f64(-1.0))  # exact
+    return b.add(b.add(b.widen(kf), table(C, b.f64)), b.mul(r, horner(b, P, r)))
+
+
+def exp2_wide(b: Builder, t: SSAValue) -> SSAValue:
+    """2^t for f64 t, rounded once to f32."""
+    t = b.select(b.cmp(Predicate.OLT, t, b.f64(T_MIN)), b.f64(T_MIN), t)  # NaN stays (a max, then a min)
+    t = b.select(b.cmp(Predicate.OGT, t, b.f64(T_MAX)), b.f64(T_MAX), t)
+    z = b.add(t, b.f64(SH))
+    u = b.sub(t, b.sub(z, b.f64(SH)))  # exact
+    scale = b.float(b.iadd(b.shl(b.bits(z), 52), b.i64(ONE_BITS)))  # 2^n
+    return b.narrow(b.mul(b.muladd(u, horner(b, E, u), b.f64(1.0)), scale))
 
 
 @expands("pow")
 def pow_(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
-    zero, one, inf = b.f32(0.0), b.f32(1.0), b.f32(float("inf"))
-    ax, ay = b.call("absolute", x), b.call("absolute", y)
+    one, inf = b.f32(1.0), b.f32(float("inf"))
+    r = exp2_wide(b, b.mul(b.widen(y), log2_wide(b, b.call("absolute", x))))  # |x|^y, Annex F's 0s and infs
     yint = b.cmp(Predicate.OEQ, b.call("round", y), y)  # false for NaN, true for +-inf
     hy = b.mul(b.f32(0.5), y)
     yodd = b.and_(yint, b.cmp(Predicate.UNE, b.call("round", hy), hy))
-    # |x|^y
-    lh, ll = log2_pair(b, ax)
-    th = b.mul(y, lh)
-    ya = split12(b, y)
-    yb = b.sub(y, ya)
-    la = split12(b, lh)
-    lb = b.sub(lh, la)
-    tl = b.muladd(yb, lb, b.muladd(yb, la, b.muladd(ya, lb, b.muladd(ya, la, b.neg(th)))))  # exact (Dekker)
-    tl = b.muladd(y, ll, tl)
-    r = exp2_pair(b, th, tl)
-    # the sign and Annex F's special cases, later ones winning
     neg = b.and_(b.cmp(Predicate.OLT, b.bits(x), b.i32(0)), yodd)  # x's sign bit: -0 counts
     r = b.select(neg, b.neg(r), r)
-    below, up = b.cmp(Predicate.OLT, ax, one), b.cmp(Predicate.OGT, y, zero)
-    m2 = b.select(b.cmp(Predicate.OEQ, ax, one), one, b.select(below, b.select(up, zero, inf), b.select(up, inf, zero)))
-    r = b.select(b.cmp(Predicate.OEQ, ay, inf), m2, r)
-    nought, yneg = b.cmp(Predicate.OEQ, ax, zero), b.cmp(Predicate.OLT, y, zero)
-    m1 = b.select(nought, b.select(yneg, inf, zero), b.select(yneg, zero, inf))
-    m1 = b.select(neg, b.neg(m1), m1)
-    r = b.select(b.or_(nought, b.cmp(Predicate.OEQ, ax, inf)), m1, r)
-    finite_neg = b.and_(b.cmp(Predicate.OLT, x, zero), b.cmp(Predicate.OGT, x, b.neg(inf)))
-    nan = b.f32(float("nan"))
-    r = b.select(b.and_(finite_neg, b.not_(yint)), nan, r)
-    r = b.select(b.or_(b.call("isnan", x), b.call("isnan", y)), nan, r)
-    return b.select(b.or_(b.cmp(Predicate.OEQ, y, zero), b.cmp(Predicate.OEQ, x, one)), one, r)
+    finite_neg = b.and_(b.cmp(Predicate.OLT, x, b.f32(0.0)), b.cmp(Predicate.OGT, x, b.neg(inf)))
+    r = b.select(b.and_(finite_neg, b.not_(yint)), b.f32(float("nan")), r)
+    ones = b.or_(b.cmp(Predicate.OEQ, y, b.f32(0.0)), b.cmp(Predicate.OEQ, x, one))
+    ones = b.or_(ones, b.and_(b.cmp(Predicate.OEQ, x, b.f32(-1.0)), b.cmp(Predicate.OEQ, b.call("absolute", y), inf)))
+    return b.select(ones, one, r)
