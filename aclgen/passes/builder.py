@@ -10,9 +10,10 @@ spelling out attributes. The builder's `shape` is the type a value of the code b
     y = b.muladd(x, b.f32(LOG2E), b.f32(MAGIC))      # an FMA, or a multiply and an add
 
 Arithmetic is `ew`'s, in f32, but for an expansion that needs more than f32 keeps (pow's
-y log2|x|): `widen` makes an f64 value (of the same lane count), on which the same methods build
-`arith`'s f64 ops, and `narrow` rounds it back once. Constants say their type (`f32`, `f64`,
-`i32`, `i64`); `bits` and `shl` follow their operand's width.
+y log2|x|): `widen` makes an f64 value (of the same lane count), on which `add`, `sub`, `mul` and
+`muladd` build `arith`'s f64 ops (`cmp` and `select` take any type), and `narrow` rounds it back
+once. Constants say their type (`f32`, `f64`, `i32`, `i64`); `bits`, `float` and `shl` follow
+their operand's width.
 
 `fma`, `avx512` and `permute` are facts about the target that expand-math's options carry:
 whether a multiply-add is fused, whether AVX-512F's exact scale, exponent and significand

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import aclgen
+from aclgen.knobs import overridden
 from tests.compiler.test_math import ulp_error
 from tests.reference import same_bits
 
@@ -114,3 +115,23 @@ def test_python_power_operator():
             w = want.astype(np.float64)
             assert np.array_equal(np.isnan(g), np.isnan(w))
             assert ulp_error(g[~np.isnan(w)], w[~np.isnan(w)]).max() <= 1
+
+
+@pytest.mark.parametrize("cpu, fma", [("haswell", "on"), ("generic", "off")])
+def test_every_isa_and_width_gives_the_same_bits(cpu, fma):
+    """pow's exponent is f64 work (two registers a value) after an f32 reduction that starts with
+    vgetexpps and vgetmantps on an AVX-512 host (they give log2 0 = -inf and log2 inf = inf) and
+    with integer work and selects elsewhere: AVX2 code gives the host's fused bits, SSE2 code its
+    unfused ones, and scalar code (width 1) the same, on the special cases and random pairs."""
+    rng = np.random.default_rng(7)
+    sx, sy = grid(XS, YS)
+    bits = rng.integers(0, 2**32, 30_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = np.concatenate([sx, bits, rng.uniform(0, 4, 30_000).astype(np.float32)])
+    y = np.concatenate([sy, rng.uniform(-3, 3, 30_000).astype(np.float32),
+                        (rng.standard_normal(30_000) * 40).astype(np.float32)])
+    host = aclgen.compile(lambda x, y: aclgen.pow(x, y), name=f"pow_isa_host_{fma}", fma=fma)(x, y)
+    scalar = aclgen.compile(lambda x, y: aclgen.pow(x, y), name=f"pow_isa_w1_{fma}", fma=fma, width=1)(x, y)
+    assert same_bits(scalar, host)
+    with overridden(ACLGEN_CPU_NAME=cpu):
+        other = aclgen.compile(lambda x, y: aclgen.pow(x, y), name=f"pow_isa_{cpu}", fma=fma)(x, y)
+    assert same_bits(other, host), cpu
