@@ -25,8 +25,11 @@ A pass re-reads the row, from the cache when it fits (a 4096-float row is 16 KiB
 
 A row of at most `ROW_BUFFER` elements keeps a reduction's operand that the outputs use again and
 that takes a heavy function (softmax's exp(x - max): `_reused`) in a stack buffer during its
-pass, and the outputs read it back instead of computing it again; longer rows compute it twice
-(the choice is an `scf.if` on the row's length). Both give the same bits.
+pass, and the outputs read it back instead of computing it again (the choice is an `scf.if` on
+the row's length). A longer row keeps it in its f32 output instead, where the final pass then
+reads it and writes the output over it (`_held_in_output`: softmax's row of e, then e / sum),
+if that pass reads nothing else of the row, so that an output written in place over an input
+clobbers nothing still to be read; otherwise it computes it twice. All give the same bits.
 
 A kernel marked `columns` (the planner's choice when the operands walk the innermost kept dim
 contiguously and the reduced ones with a stride: RmsNormGrad's dgamma sums down the columns of
@@ -73,7 +76,7 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, UnitAttr, VectorType, f32, i64
+from xdsl.dialects.builtin import Float32Type, FloatAttr, IntegerAttr, ModuleOp, UnitAttr, VectorType, f32, i64
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -324,11 +327,17 @@ def _next_rows(row: _Row, b: Builder, ptrs: list[SSAValue], ops: list[ew.ReduceO
 
 
 def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values) -> dict[SSAValue, SSAValue]:
-    """For each of `values` the row keeps in a buffer (`row.cached`), the buffer at run `run`."""
+    """For each of `values` the row keeps in a buffer (`row.cached`), the buffer at run `run`: the
+    buffer itself for rows of one run, so that an output holding a value (`_held_in_output`) is
+    the very pointer the final pass stores to, which vectorize-elementwise then never streams
+    past the caches (the pass reads it back: a streamed store would write each line twice)."""
     at = None
     out = {}
     for v in dict.fromkeys(values):
         if v in row.cached:
+            if not row.dims[row.kept : -1]:
+                out[v] = row.cached[v]
+                continue
             at = at or b(arith.MuliOp(run, row.inner))
             out[v] = b(tile.OffsetOp(row.cached[v], at, f32))
     return out
@@ -470,7 +479,8 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         then_block, else_block = Block(), Block()
         body(Builder.at_end(then_block), buffers, col, mask)
         then_block.add_op(scf.YieldOp())
-        body(Builder.at_end(else_block), {}, col, mask)
+        held = {v: rows[o] for v, o in _held_in_output(kernel, reused).items()}
+        body(Builder.at_end(else_block), held, col, mask)
         else_block.add_op(scf.YieldOp())
         b(scf.IfOp(fits, [], Region(then_block), Region(else_block)))
     elif group > 1:  # one walk of the runs for `group` blocks, then each block's values and outputs
@@ -533,6 +543,47 @@ def _reused(kernel: ew.KernelOp) -> list[SSAValue]:
             todo.extend(x.op.operands)
     operands = [op.input for op in kernel.block.ops if isinstance(op, ew.ReduceOp)]
     return list(dict.fromkeys(v for v in operands if v in used and _heavy(v, uniform)))
+
+
+def _held_in_output(kernel: ew.KernelOp, reused: list[SSAValue]) -> dict[SSAValue, int]:
+    """For a row too long for `ROW_BUFFER`: {the reused value: the operand index of the output
+    that holds it from its reduction pass to the final pass}, or {}. Softmax's e = exp(x - max)
+    goes into its f32 output, which the final pass reads back and overwrites with e / sum: 16M
+    exps fewer on [256, 65536]. It takes one run a row (the buffer is the row), one reused value,
+    the last reduction pass being the one that stores it, and one element output, f32 and
+    contiguous, computed from row values and that value alone: no pass after the store reads an
+    input, so an output that is an input (in place) loses nothing still to be read."""
+    yield_op = kernel.block.last_op
+    assert isinstance(yield_op, ew.YieldOp)
+    uniform = row_values(kernel)
+    elements = [j for j, v in enumerate(yield_op.values) if v not in uniform]
+    if kernel.reduced.data != 1 or kernel.partials is not None or len(reused) != 1 or len(elements) != 1:
+        return {}
+    (v,), j = reused, elements[0]
+    view = kernel.outputs.data[j]
+    if not isinstance(view.element_type, Float32Type) or view.layout.data != Layout.CONTIGUOUS:
+        return {}
+    done: set[SSAValue] = set()
+    last: list[ew.ReduceOp] = []
+    for op in kernel.block.ops:  # the passes, in `tile_kernel`'s order
+        if isinstance(op, ew.ReduceOp) and op.result not in done:
+            last = _ready(kernel, done)
+            done.update(r.result for r in last)
+    if v not in [r.input for r in last]:
+        return {}
+    args = set(kernel.block.args[: len(kernel.inputs.data)])
+    seen: set[SSAValue] = set()
+    todo = [yield_op.values[j]]
+    while todo:  # the output's cone, up to v and the row values
+        x = todo.pop()
+        if x in seen or x is v or x in uniform:
+            continue
+        if x in args:
+            return {}
+        seen.add(x)
+        if isinstance(x, OpResult):
+            todo.extend(x.op.operands)
+    return {v: len(kernel.inputs.data) + j}
 
 
 def _widened(op: Operation, values: dict[SSAValue, SSAValue], width: int) -> Operation:

@@ -13,6 +13,7 @@ from aclgen.knobs import overridden
 from aclgen.tools.accuracy import NUMPY, ulp_error
 from tests.ops.reductions import edge_rows, layouts
 from tests.oracle import needs_torch, torch
+from tests.reference import same_bits
 
 DTYPES = ("float32", "float16", "bfloat16")
 
@@ -88,3 +89,22 @@ def test_same_bits_for_every_schedule(shape):
         with overridden(**knobs):
             for c, b in zip(calls, base):
                 assert c().tobytes() == b.tobytes(), knobs
+
+
+def test_long_rows_hold_exp_in_the_output():
+    """A float32 row too long for the stack buffer keeps exp(x - max) in its output until the
+    final pass divides it there: the same bits as a row that fits (a -inf appended adds e = +0
+    to its lane's sum, after the others), and in place too (out is self)."""
+    from aclgen.passes.tile_rows import ROW_BUFFER
+
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((3, ROW_BUFFER)) * 4).astype(np.float32)
+    x[1, 5], x[2, :40] = np.inf, -np.inf
+    fits = ops.softmax(x, -1)
+    longer = np.concatenate([x, np.full((3, 1), -np.inf, np.float32)], axis=1)
+    held = ops.softmax(longer, -1)
+    assert same_bits(held[:, :-1], fits)
+    assert np.array_equal(held[:, -1], [0, np.nan, 0], equal_nan=True)  # row 1 is NaN: inf - inf
+    for a, want in ((longer.copy(), held), (x.copy(), fits)):
+        ops.softmax(a, -1, out=a)
+        assert same_bits(a, want)
