@@ -8,10 +8,10 @@ mlir-opt), so this is ours: one rewrite pattern per kind of op, walked over each
   explicit alignment equal to the element size (numpy buffers are only element-aligned);
   strided vector accesses become per-lane loads + `insertelement` (stores: `extractelement`);
 - `ew` arithmetic (and the f64 `arith` arithmetic of an expansion that widens: pow) becomes
-  `llvm.fadd`/... (never fused: no fast-math flags), `arith.extf`/`truncf` `fpext`/`fptrunc`; compares become
-  `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`; formula functions that are LLVM
-  intrinsics (aclgen/passes/expansions/) become calls of them, and any other that survived is an
-  error (`expand-math` should have run);
+  `llvm.fadd`/... (never fused: no fast-math flags), `arith.extf`/`truncf` become
+  `fpext`/`fptrunc`; compares become `llvmx.fcmp` / `llvm.icmp` masks, selects `llvmx.select`;
+  formula functions that are LLVM intrinsics (aclgen/passes/expansions/) become calls of them,
+  and any other that survived is an error (`expand-math` should have run);
 - `ew.convert`: fp16 by `fpext`/`fptrunc` (F16C), bf16 by integer ops so no libcall is needed,
   float -> int by compares and `fptosi` (saturating, NaN -> 0; the value is rounded already);
 - bf16 values live in the upper half of an `i32` (their f32 bit pattern, low half zero): widening
