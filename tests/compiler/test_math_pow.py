@@ -78,9 +78,10 @@ def test_special_cases_as_torch_pow():
 
 
 @pytest.mark.parametrize("fma", ["on", "off"])
-def test_within_1_ulp_on_a_grid(fma):
+def test_within_the_bound_on_a_grid(fma):
     """Every 65521st f32 pattern times 40 exponents, and pairs whose results lie near overflow and
-    underflow (|y log2 x| in [60, 149], where log2 x's error is multiplied most)."""
+    underflow (|y log2 x| in [60, 149], where log2 x's error is multiplied most): within 0.51 ulp,
+    the float64 exponent's measured accuracy (SPEC's bound is 1)."""
     rng = np.random.default_rng(5)
     xs = np.arange(0, 2**32, 65521, dtype=np.uint64).astype(np.uint32).view(np.float32)
     xs = xs[np.isfinite(xs) & (xs != 0)]
@@ -100,7 +101,8 @@ def test_within_1_ulp_on_a_grid(fma):
     ok = ~np.isnan(ref)
     err = ulp_error(got[ok], ref[ok])
     k = int(err.argmax())
-    assert err[k] <= 1, f"{err[k]:.3f} ulp at pow({float(x[ok][k]).hex()}, {float(y[ok][k]).hex()})"
+    # SPEC's bound is 1 ulp; the float64 exponent keeps pow within 0.502 on the exhaustive grids
+    assert err[k] <= 0.51, f"{err[k]:.3f} ulp at pow({float(x[ok][k]).hex()}, {float(y[ok][k]).hex()})"
 
 
 def test_python_power_operator():
