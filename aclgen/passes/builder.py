@@ -12,8 +12,8 @@ spelling out attributes. The builder's `shape` is the type a value of the code b
 Arithmetic is `ew`'s, in f32, but for an expansion that needs more than f32 keeps (pow's
 y log2|x|): `widen` makes an f64 value (of the same lane count), on which `add`, `sub`, `mul` and
 `muladd` build `arith`'s f64 ops (`cmp` and `select` take any type), and `narrow` rounds it back
-once. Constants say their type (`f32`, `f64`, `i32`, `i64`); `bits`, `float` and `shl` follow
-their operand's width.
+once. Constants say their type (`f32`, `f64`, `i32`, `i64`) or take a value's (`constant`); `bits`,
+`float` and `shl` follow their operand's width.
 
 `fma`, `avx512` and `permute` are facts about the target that expand-math's options carry:
 whether a multiply-add is fused, whether AVX-512F's exact scale, exponent and significand
@@ -91,6 +91,10 @@ class Builder:
     def i64(self, v: int) -> SSAValue:
         """An i64 constant of the builder's lane count."""
         return self(ew.ConstantOp(IntegerAttr(v, i64), ew.like(self.shape, i64)))
+
+    def constant(self, v: float, like: SSAValue) -> SSAValue:
+        """A float constant of `like`'s width: f64 for a widened value, else f32."""
+        return self.f64(v) if _wide(like) else self.f32(v)
 
     def llvm(self, value: float | int, t: Attribute) -> SSAValue:
         """A constant of LLVM-level type `t` (scalar, or a splat vector): `llvm.mlir.constant`."""

@@ -360,6 +360,18 @@ def _ready(kernel: ew.KernelOp, done: set[SSAValue]) -> list[ew.ReduceOp]:
     return [op for op in waiting if not needs(op.input, set())]
 
 
+def _passes(kernel: ew.KernelOp) -> list[list[ew.ReduceOp]]:
+    """The row's passes in the order `tile_kernel` runs them: at each reduction of the formula
+    not computed yet, the ones `_ready` then."""
+    done: set[SSAValue] = set()
+    passes = []
+    for op in kernel.block.ops:
+        if isinstance(op, ew.ReduceOp) and op.result not in done:
+            passes.append(_ready(kernel, done))
+            done.update(r.result for r in passes[-1])
+    return passes
+
+
 def column_lanes(kernel: ew.KernelOp) -> int:
     """Rows per block of a `columns` kernel (COLUMN_BYTES of its narrowest input)."""
     narrowest = min((dt.from_ir(v.element_type).itemsize for v in kernel.inputs.data), default=4)
@@ -440,10 +452,11 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         reductions a grouped walk already added up, their slots and this block's index)."""
         row = new_row(b, col, mask)
         row.cached = cached
+        passes = iter(_passes(kernel))
         for op in kernel.block.ops:
             if isinstance(op, ew.ReduceOp):
                 if op.result not in row.values:
-                    ready = _ready(kernel, set(row.values))
+                    ready = next(passes)
                     if width is None:
                         values = _reduce(row, ready)
                     elif folded is not None and ready == folded[0]:
@@ -563,13 +576,7 @@ def _held_in_output(kernel: ew.KernelOp, reused: list[SSAValue]) -> dict[SSAValu
     view = kernel.outputs.data[j]
     if not isinstance(view.element_type, Float32Type) or view.layout.data != Layout.CONTIGUOUS:
         return {}
-    done: set[SSAValue] = set()
-    last: list[ew.ReduceOp] = []
-    for op in kernel.block.ops:  # the passes, in `tile_kernel`'s order
-        if isinstance(op, ew.ReduceOp) and op.result not in done:
-            last = _ready(kernel, done)
-            done.update(r.result for r in last)
-    if v not in [r.input for r in last]:
+    if v not in [r.input for r in _passes(kernel)[-1]]:
         return {}
     args = set(kernel.block.args[: len(kernel.inputs.data)])
     seen: set[SSAValue] = set()

@@ -158,13 +158,17 @@ def scaled(b: Builder, t: SSAValue, hi: SSAValue, n: SSAValue, ni: SSAValue) -> 
     return b.mul(b.muladd(t, s1, b.mul(hi, s1)), s2)
 
 
+def horner(b: Builder, c: tuple[float, ...], r: SSAValue) -> SSAValue:
+    """c0 + c1 r + c2 r^2 + ..., by Horner, in r's width (f32, or f64 for a widened r: pow)."""
+    p = b.constant(c[-1], r)
+    for v in reversed(c[:-1]):
+        p = b.muladd(p, r, b.constant(v, r))
+    return p
+
+
 def times_q(b: Builder, q: tuple[float, ...], r: SSAValue) -> SSAValue:
-    """r (q0 + q1 r + q2 r^2 + ...), by Horner."""
-    c = [b.f32(v) for v in q]
-    p = c[-1]
-    for coefficient in reversed(c[:-1]):
-        p = b.muladd(p, r, coefficient)
-    return b.mul(p, r)
+    """r (q0 + q1 r + q2 r^2 + ...)."""
+    return b.mul(horner(b, q, r), r)
 
 
 @expands("exp")

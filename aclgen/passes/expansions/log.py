@@ -80,7 +80,8 @@ def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     (subnormals scaled by 2^23 first; other x give some values the specials' selects replace).
     With AVX-512F, x's exponent and significand in [1, 2) come from vgetexpps and vgetmantps
     (subnormals included), and a significand from SQRT2_UP on is halved: the same f and kf in
-    6 operations instead of 11."""
+    6 operations instead of 11. There kf is also -inf for +0, +inf for +inf and NaN for NaN
+    (vgetexpps's values), which pow's log2 uses; other targets give some finite kf for them."""
     if b.avx512:
         e, m = b.x86(AVX512Function.GETEXP, x), b.x86(AVX512Function.GETMANT, x)
         high = b.cmp(Predicate.OGE, m, b.f32(SQRT2_UP))

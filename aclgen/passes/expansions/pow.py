@@ -42,6 +42,7 @@ from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
+from aclgen.passes.expansions.exp import horner, times_q
 from aclgen.passes.expansions.log import reduce
 from aclgen.passes.expansions.registry import expands
 
@@ -66,19 +67,11 @@ SH = 1.5 * 2.0**52  # adding it rounds an f64 to an integer held in the low mant
 ONE_BITS = 1023 << 52  # 1.0's pattern: plus n << 52, 2^n's
 
 
-def horner(b: Builder, c: tuple[float, ...], r: SSAValue) -> SSAValue:
-    """c0 + c1 r + c2 r^2 + ... in f64, by Horner."""
-    p = b.f64(c[-1])
-    for v in reversed(c[:-1]):
-        p = b.muladd(p, r, b.f64(v))
-    return p
-
-
 def log2_wide(b: Builder, ax: SSAValue) -> SSAValue:
     """log2 ax in f64 (relative error about 2^-39) for positive f32 ax, subnormals included;
     -inf for +0, +inf for +inf, NaN for NaN. log2 1 = 0 exactly."""
     f, kf = reduce(b, ax)
-    if not b.avx512:  # vgetexpps gives these; the bits of other targets give finite garbage
+    if not b.avx512:  # `reduce` gives them with vgetexpps only (its docstring)
         kf = b.select(b.cmp(Predicate.OLT, ax, b.f32(float("inf"))), kf, ax)  # +inf and NaN
         kf = b.select(b.cmp(Predicate.OEQ, ax, b.f32(0.0)), b.f32(float("-inf")), kf)
     j = [b.cmp(Predicate.OLT, f, b.f32(t - 1.0)) for t in INV_AT]
@@ -87,7 +80,7 @@ def log2_wide(b: Builder, ax: SSAValue) -> SSAValue:
         return b.select(j[0], const(v[0]), b.select(j[1], const(v[1]), b.select(j[2], const(v[2]), const(v[3]))))
 
     r = b.muladd(b.widen(b.add(f, b.f32(1.0))), b.widen(table(INV, b.f32)), b.f64(-1.0))  # exact
-    return b.add(b.add(b.widen(kf), table(C, b.f64)), b.mul(r, horner(b, P, r)))
+    return b.add(b.add(b.widen(kf), table(C, b.f64)), times_q(b, P, r))
 
 
 def exp2_wide(b: Builder, t: SSAValue) -> SSAValue:
