@@ -34,6 +34,13 @@ def store(v: np.ndarray, dtype) -> np.ndarray:
         return v.astype(dtype)
 
 
+def sigmoid64(x) -> np.ndarray:
+    """sigmoid in float64 without overflow or cancellation: 1 / (1 + e) or e / (1 + e), e = exp(-|x|)."""
+    x = np.asarray(x, np.float64)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
 def hardswish_backward(g, x):
     g, x = np.asarray(g), np.asarray(x)
     xf, gf = _f32(x), _f32(g)
@@ -142,3 +149,33 @@ def same_bits(got, want) -> bool:
     """Identical dtype, shape and bits (NaN payloads aside)."""
     got, want = np.asarray(got), np.asarray(want)
     return got.dtype == want.dtype and got.shape == want.shape and bool(same_or_nan(got, want).all())
+
+
+#: A function whose result only a half type stores is computed to 2^-16 (docs/math.md): its half
+#: result is within 0.5 ulp of the exact value plus 2^-16 of the value, 2^-5 of an f16 ulp and
+#: 2^-8 of a bf16 one (the type's ulp is 2^-11 and 2^-8 of the value at least).
+HALF_BOUND = {np.dtype(np.float16): 0.5 + 2.0**-5, BF16: 0.5 + 2.0**-8}
+
+
+def half_ulps(got, want) -> np.ndarray:
+    """|got - want| in ulps of got's half type at the exact value `want` (float64; the ulp of the
+    type's subnormals below its smallest normal), elementwise: 0 where both are NaN, where want
+    rounds to the infinity got is, and where want is a zero got is with its sign; inf for any
+    other NaN, infinity or zero mismatch. An infinite got for a finite want counts as the power of
+    two after the type's largest value, and the largest value for a want that rounds to infinity
+    is a plain error too: rounding across the overflow threshold is measured like any other."""
+    got = np.asarray(got)
+    fin = ml_dtypes.finfo(got.dtype)
+    w = np.asarray(want, np.float64)
+    with np.errstate(all="ignore"):  # (bfloat16 NaNs widen with numpy's "invalid value" warning)
+        g = got.astype(np.float64)
+        rounded = w.astype(got.dtype).astype(np.float64)
+        top = 2.0 ** (fin.maxexp)
+        gf = np.where(np.isinf(g) & np.isfinite(w), np.copysign(top, g), g)
+        e = np.floor(np.log2(np.maximum(np.abs(w), float(fin.smallest_normal))))
+        err = np.abs(gf - w) / 2.0 ** (e - fin.nmant)
+    err = np.where(np.isnan(err), np.inf, err)
+    err[(np.isnan(g) & np.isnan(w)) | (np.isinf(rounded) & (g == rounded))] = 0.0
+    exact = np.isinf(w) | (w == 0)
+    err[exact] = np.where(same_or_nan(g[exact], rounded[exact]), 0.0, np.inf)
+    return err

@@ -18,7 +18,9 @@ once. Constants say their type (`f32`, `f64`, `i32`, `i64`) or take a value's (`
 `fma`, `avx512` and `permute` are facts about the target that expand-math's options carry:
 whether a multiply-add is fused, whether AVX-512F's exact scale, exponent and significand
 instructions (`llvmx.avx512ps`) are there, and whether a vector permute reads a table
-(`llvmx.lookup`).
+(`llvmx.lookup`). `half` is a fact about the value being built: expand-math found that only a
+half type stores it (`expand_math.stored_in_half`), so a relative error of 2^-16 is enough
+(docs/math.md, "Half-type results").
 """
 
 from __future__ import annotations
@@ -49,12 +51,13 @@ from aclgen.dialects.enums import Predicate
 
 class Builder:
     def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False,
-                 avx512: bool = False, permute: bool = False):
+                 avx512: bool = False, permute: bool = False, half: bool = False):
         self.insert = insert
         self.shape = shape
         self.fma = fma
         self.avx512 = avx512
         self.permute = permute
+        self.half = half
 
     @classmethod
     def at_end(cls, block: Block, **kw) -> Builder:

@@ -18,6 +18,16 @@ an 8-entry table of constants (AVX2's `vpermps`: `llvmx.lookup`) or selects must
 table, the same values). The compiler sets all four from the target (`aclgen opt`'s defaults:
 `fma` and `rounding` on, as on every AVX machine, `avx512` and `permute` off).
 
+Precision follows the stored type: a function whose result reaches the kernel's outputs only
+through multiplies, divisions, negations and selected values, and is stored only as float16 or
+bfloat16 (`stored_in_half`), is built with `Builder.half` set, and its expansion may then carry a
+relative error of 2^-16 instead of f32's ulp (exp, sigmoid, log, log2, log1p: cheaper
+polynomials, fewer exact splits). Those operations carry a relative error through unchanged,
+so the half result is the correctly rounded one but where the exact value lies within 2^-5 of
+its ulp (f16; 2^-8 for bf16) from a rounding boundary. Any other use (an add, a compare, a
+reduction, another function, an f32 output) keeps the f32 expansion. `half` (on by default)
+turns this off.
+
 Before:
     %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
 After (abridged):
@@ -33,11 +43,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from aclgen.dialects import ew
+from aclgen.dialects.ew import element
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions import EXPANSIONS, WHERE, Expansion
 
@@ -50,14 +61,38 @@ class Expand(RewritePattern):
     fma: bool
     avx512: bool
     permute: bool
+    half: frozenset[Operation] = frozenset()  # the ops whose results only a half type stores
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         expansion = self.expansions.get(type(op))  # type: ignore[arg-type]
         if expansion is None:
             return
         b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512,
-                           permute=self.permute)
+                           permute=self.permute, half=op in self.half)
         rewriter.replace(op, [], [expansion(b, *op.operands)])
+
+
+HALF_TYPES = ("f16", "bf16")
+#: Operations that carry a relative error from an operand to their result unchanged.
+THROUGH = (ew.MulOp, ew.DivOp, ew.NegOp)
+
+
+def stored_in_half(value: SSAValue, memo: dict[SSAValue, bool] | None = None) -> bool:
+    """Whether every use of `value` is a conversion to a half type, or an op of `THROUGH` or a
+    select's chosen value whose result is itself stored only in a half type."""
+    memo = {} if memo is None else memo
+    if value not in memo:
+        memo[value] = False  # a value used by itself (never in SSA) stays full precision
+        memo[value] = bool(value.uses) and all(_half_use(use.operation, use.index, memo) for use in value.uses)
+    return memo[value]
+
+
+def _half_use(op: Operation, index: int, memo: dict[SSAValue, bool]) -> bool:
+    if isinstance(op, ew.ConvertOp):
+        return element(op.result.type).name in HALF_TYPES
+    if isinstance(op, THROUGH) or (isinstance(op, ew.SelectOp) and index > 0):
+        return stored_in_half(op.results[0], memo)
+    return False
 
 
 def expansions(facts: dict[str, bool]) -> dict[type[ew.FunctionOp], Expansion]:
@@ -74,7 +109,11 @@ class ExpandMathPass(ModulePass):
     rounding: bool = True  # floor/ceil/trunc/round are instructions (SSE4.1 and later)
     avx512: bool = False  # AVX-512F's vscalefps, vgetexpps, vgetmantps (llvmx.avx512ps)
     permute: bool = False  # AVX2's vpermps reads a table of 8 constants (llvmx.lookup)
+    half: bool = True  # a function stored only in a half type is computed to 2^-16 (stored_in_half)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute)
+        memo: dict[SSAValue, bool] = {}
+        half = frozenset(f for f in op.walk() if isinstance(f, ew.FunctionOp)
+                         and self.half and stored_in_half(f.results[0], memo))
+        expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute, half)
         PatternRewriteWalker(expand).rewrite_module(op)
