@@ -65,6 +65,7 @@ class Options:
     noalias: bool = False
     opt_level: int = 3
     nontemporal: bool = False  # streaming stores (for outputs larger than the caches)
+    half: str = "stored"  # half-type forms of functions: "stored" (where only a half type stores the result), "off", "all"
 
     @staticmethod
     def from_knobs(**overrides) -> Options:

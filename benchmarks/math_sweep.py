@@ -13,6 +13,14 @@ row counts what must be exact: NaN where the reference is NaN and nowhere else, 
 results (log(0), exp(inf), ...) and the sign of zero results ("exactness faults"; 0 everywhere),
 and the noFMA row how many inputs give other bits than with FMA.
 
+`--half` sweeps the functions' half-type forms instead (the code a function gets where only a
+float16 or bfloat16 output stores its result: exp, exp2, sigmoid, log, log2, log1p, erf, pow;
+docs/math.md),
+compiled with `half="all"`; their contract is a relative error of 2^-16, which is 128 f32 ulps
+at most (an ulp is 2^-23 of the value at most), over every f32 input, with the same exactness.
+
+    python benchmarks/math_sweep.py exp exp2 sigmoid log log2 log1p erf pow --half
+
 pow takes two arguments: `pow` sweeps three grids of (x, y) instead (see `pow_grids`), against
 float64 with C99 Annex F's special cases; tests/compiler/test_math_pow.py checks the special cases bit for
 bit.
@@ -147,15 +155,15 @@ def hex32(v: float) -> str:
     return f"{m.rstrip('0').rstrip('.')}p{e}" if e else m
 
 
-def compiled(name: str, fma: str) -> Callable:
+def compiled(name: str, fma: str, half: str = "off") -> Callable:
     fn = getattr(aclgen, name)
     formula = (lambda x, y: fn(x, y)) if name == "pow" else (lambda x: fn(x))
-    return aclgen.compile(formula, fma=fma, name=f"sweep_{name}_{fma}")
+    return aclgen.compile(formula, fma=fma, half=half, name=f"sweep_{name}_{fma}_{half}")
 
 
-def sweep(name: str, chunk: int, stride: int, fmas: tuple[str, ...]) -> list[Row]:
+def sweep(name: str, chunk: int, stride: int, fmas: tuple[str, ...], half: str = "off") -> list[Row]:
     ref_fn = REFERENCES[name]
-    fns = {fma: compiled(name, fma) for fma in fmas}
+    fns = {fma: compiled(name, fma, half) for fma in fmas}
     rows = {fma: Row(name, fma) for fma in fmas}
     span = chunk * stride
     outs = {fma: np.empty(chunk, np.float32) for fma in fmas}
@@ -220,8 +228,8 @@ def pow_grids() -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
     }
 
 
-def sweep_pow(fmas: tuple[str, ...]) -> list[Row]:
-    fns = {fma: compiled("pow", fma) for fma in fmas}
+def sweep_pow(fmas: tuple[str, ...], half: str = "off") -> list[Row]:
+    fns = {fma: compiled("pow", fma, half) for fma in fmas}
     rows = []
     for grid, chunks in pow_grids().items():
         grid_rows = {fma: Row(f"pow ({grid})", fma) for fma in fmas}
@@ -248,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=int, default=2**24, help="inputs per kernel call")
     ap.add_argument("--stride", type=int, default=1, help="every STRIDE-th bit pattern (1: all 2^32)")
     ap.add_argument("--fma", choices=("both", "on", "off"), default="both")
+    ap.add_argument("--half", action="store_true", help="the half-type forms (bound: 128 ulp, 2^-16)")
     args = ap.parse_args(argv)
     unknown = [f for f in args.functions if f not in REFERENCES and f != "pow"]
     if unknown:
@@ -261,7 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|", flush=True)
     failed = False
     for name in args.functions:
-        for row in sweep_pow(fmas) if name == "pow" else sweep(name, args.chunk, args.stride, fmas):
+        half = "all" if args.half else "off"
+        rows = sweep_pow(fmas, half) if name == "pow" else sweep(name, args.chunk, args.stride, fmas, half)
+        for row in rows:
+            if args.half:
+                row.function += " (half form)"
             fault = f"{row.faults} (first at {row.first_fault})" if row.faults else "0"
             print(f"| {row.function} | {row.worst:.3f} | {row.where} | "
                   f"{'FMA' if row.fma == 'on' else 'noFMA'} | {cpu} | {row.over_1} | {fault} | "

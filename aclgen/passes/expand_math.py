@@ -25,8 +25,10 @@ relative error of 2^-16 instead of f32's ulp (exp, sigmoid, log, log2, log1p: ch
 polynomials, fewer exact splits). Those operations carry a relative error through unchanged,
 so the half result is the correctly rounded one but where the exact value lies within 2^-5 of
 its ulp (f16; 2^-8 for bf16) from a rounding boundary. Any other use (an add, a compare, a
-reduction, another function, an f32 output) keeps the f32 expansion. `half` (on by default)
-turns this off.
+reduction, another function, an f32 output) keeps the f32 expansion. The `half` option says where
+half-type forms are used: "stored" (the default: as above), "off" (nowhere: every half result is
+the f32 result rounded once), "all" (everywhere: how benchmarks/math_sweep.py measures them over
+every f32 input).
 
 Before:
     %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
@@ -73,6 +75,7 @@ class Expand(RewritePattern):
 
 
 HALF_TYPES = ("f16", "bf16")
+HALF_FORMS = ("stored", "off", "all")
 #: Operations that carry a relative error from an operand to their result unchanged.
 THROUGH = (ew.MulOp, ew.DivOp, ew.NegOp)
 
@@ -109,11 +112,13 @@ class ExpandMathPass(ModulePass):
     rounding: bool = True  # floor/ceil/trunc/round are instructions (SSE4.1 and later)
     avx512: bool = False  # AVX-512F's vscalefps, vgetexpps, vgetmantps (llvmx.avx512ps)
     permute: bool = False  # AVX2's vpermps reads a table of 8 constants (llvmx.lookup)
-    half: bool = True  # a function stored only in a half type is computed to 2^-16 (stored_in_half)
+    half: str = "stored"  # where functions take their half-type forms: "stored" (stored_in_half), "off", "all"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.half not in HALF_FORMS:
+            raise ValueError(f"expand-math: half must be one of {HALF_FORMS}, not {self.half!r}")
         memo: dict[SSAValue, bool] = {}
-        half = frozenset(f for f in op.walk() if isinstance(f, ew.FunctionOp)
-                         and self.half and stored_in_half(f.results[0], memo))
+        half = frozenset(f for f in op.walk() if isinstance(f, ew.FunctionOp) and self.half != "off"
+                         and (self.half == "all" or stored_in_half(f.results[0], memo)))
         expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute, half)
         PatternRewriteWalker(expand).rewrite_module(op)

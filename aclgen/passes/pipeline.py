@@ -71,7 +71,7 @@ def passes(options: Options, target: Host) -> list[ModulePass]:
         "expand-math": {"fma": target.has("fma") if options.fma == "auto" else options.fma == "on",
                         "rounding": target.has("sse4.1") or not target.is_x86,
                         "avx512": target.is_x86 and target.has("avx512f") and target.has("avx512vl"),
-                        "permute": target.is_x86 and target.has("avx2")},
+                        "permute": target.is_x86 and target.has("avx2"), "half": options.half},
         "lower-to-llvm": {"noalias": options.noalias, "x86": target.is_x86,
                           "halves_masked": target.is_x86 and target.has("avx512bw")},
     }

@@ -274,6 +274,7 @@ def test_sigmoid_every_float_where_it_underflows():
 # -- every dtype, width, tile and thread count ---------------------------------------------------
 
 UNARY = sorted([*CASES, "sigmoid"])
+HALF_FORMS = ("erf", "exp", "exp2", "log", "log1p", "log2", "sigmoid")  # and pow: their half-type forms
 
 
 def all_functions(x):
@@ -283,15 +284,15 @@ def all_functions(x):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_results_over_every_half_value(dtype):
     """Every f16 (bf16) value, each function stored in the half type: computed in f32 to 2^-16
-    where the expansion has a half-type form (exp, sigmoid, log, log2, log1p), to f32's bound
+    where the expansion has a half-type form (HALF_FORMS), to f32's bound
     elsewhere, rounded once: within HALF_BOUND of the exact value (0.5 ulp plus 2^-5 of an f16
     ulp, 2^-8 of a bf16 one), the zeros, infinities and NaNs exact."""
     np_dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float16)
     x = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np_dtype)
     got = aclgen.compile(all_functions, dtypes=dtype, name=f"all_{dtype}")(x)
-    x64 = x.astype(np.float64)
     for name, g in zip(UNARY, got):
         with np.errstate(all="ignore"):
+            x64 = x.astype(np.float64)
             want = sigmoid64(x64) if name == "sigmoid" else CASES[name][0](x64)
         err = half_ulps(g, want)
         assert err.max() <= HALF_BOUND[np_dtype], f"{name}: {err.max()} ulp at x = {x[err.argmax()]!r}"
@@ -363,6 +364,23 @@ def test_every_isa_gives_the_same_bits(cpu, fma):
             assert same_bits(got[:len(specials())], want[:len(specials())])
         else:
             assert same_bits(got, want), (name, cpu)
+
+
+@pytest.mark.parametrize("cpu, fma", [("haswell", "on"), ("generic", "off")])
+def test_half_forms_give_the_same_bits_on_every_isa(cpu, fma):
+    """The half-type forms (compiled everywhere with half="all", on f32 values) also give the
+    host's bits on AVX2 with FMA and on SSE2 without: vscalefps and the split scale, vgetexpps
+    and the integer reduction agree there too (pow without FMA keeps t in f64)."""
+    rng = np.random.default_rng(12)
+    x = np.concatenate([specials(), np.arange(0, 2**32, 131071, dtype=np.uint64).astype(np.uint32).view(np.float32),
+                        (rng.standard_normal(20_001) * 8).astype(np.float32)])
+    y = rng.permutation(x)
+    forms = (lambda v, w: (*(getattr(aclgen, n)(v) for n in HALF_FORMS), aclgen.pow(v, w)))
+    host = aclgen.compile(forms, name=f"half_isa_host_{fma}", fma=fma, half="all")(x, y)
+    with overridden(ACLGEN_CPU_NAME=cpu):
+        other = aclgen.compile(forms, name=f"half_isa_{cpu}", fma=fma, half="all")(x, y)
+    for name, got, want in zip((*HALF_FORMS, "pow"), other, host):
+        assert same_bits(got, want), (name, cpu)
 
 
 # -- every function has code, and no libcall -----------------------------------------------------

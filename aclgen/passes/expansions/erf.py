@@ -50,7 +50,20 @@ from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions.exp import C1, C2, L2E, SH, clamp, exp_poly, one_plus, pow2, shifter, times_pow2
+from aclgen.passes.expansions.exp import (
+    C1,
+    C2,
+    L2E,
+    SH,
+    clamp,
+    exp_half,
+    exp_poly,
+    horner,
+    one_plus,
+    pow2,
+    shifter,
+    times_pow2,
+)
 from aclgen.passes.expansions.log import fast2sum, log_normal, split12
 from aclgen.passes.expansions.registry import expands
 from aclgen.passes.expansions.tanh import exp_pair
@@ -76,6 +89,11 @@ ERF_G = (
     h("-0x1.57cc70p-9"),  # 0xbb2be638
     h("0x1.d3b066p-13"),  # 0x3969d833
 )
+# Where only a half type stores erf (`Builder.half`): u of degree 3 (relative error of erf 2^-22.8),
+# and G + KH of degree 4 in a - 1/2, fitted as ERF_G (absolute error of erfc 2^-18.9)
+ERF_U_HALF = (h("0x1.06eb94p-3"), h("-0x1.812248p-2"), h("0x1.cc9ee4p-4"), h("-0x1.8f9738p-6"))
+ERF_G_HALF = (h("-0x1.f0a7e0p-2"), h("-0x1.aa36e6p-1"), h("0x1.e0c600p-3"), h("-0x1.f39adcp-5"),
+              h("0x1.2c87e4p-7"))
 # erfc x = 1 - x - x u(x^2) for |x| < 1/2, U0..U6 (fitted up to 0.75 as erf's polynomial of before:
 # erf's relative error 2^-30.1 there)
 U = (
@@ -243,6 +261,8 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     """Both branches in every lane, selected on a = |x| < 1/2; see the module docstring."""
     one = b.f32(1.0)
     a = b.call("absolute", x)
+    if b.half:
+        return erf_half(b, x, a)
     # small: x + x u(x^2), u of degree 4
     c = [b.f32(v) for v in ERF_U]
     z = b.mul(x, x)
@@ -267,6 +287,18 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     s = pow2(b, b.iadd(ni, b.i32(127)))  # 2^n, n in [-25, -1]
     f, e = fast2sum(b, one, b.neg(b.mul(s, hi)))  # 1 - s hi exactly (s hi is exact)
     yl = b.call("copysign", b.add(f, b.muladd(b.neg(s), t, e)), x)
+    return b.select(b.cmp(Predicate.OLT, a, b.f32(ERF_SMALL)), ys, yl)
+
+
+def erf_half(b: Builder, x: SSAValue, a: SSAValue) -> SSAValue:
+    """erf for a half-type result, to 2^-17: x + x u(x^2) (degree 3) below 1/2; from there
+    copysign(1 - e^E, x), E = -ac^2 + (G + KH)(ac - 1/2) in one multiply-add (the product's
+    rounding would be 2^-20 of e^E) and e^E by `exp_half`; no split, no Fast2Sum. 28 operations
+    instead of 63."""
+    ys = b.muladd(x, horner(b, ERF_U_HALF, b.mul(x, x)), x)
+    ac = clamp(b, a, ERF_SMALL, ERF_TOP)
+    e = exp_half(b, b.muladd(b.neg(ac), ac, horner(b, ERF_G_HALF, b.sub(ac, b.f32(ERF_SMALL)))))
+    yl = b.call("copysign", b.sub(b.f32(1.0), e), x)
     return b.select(b.cmp(Predicate.OLT, a, b.f32(ERF_SMALL)), ys, yl)
 
 

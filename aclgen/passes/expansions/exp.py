@@ -83,6 +83,8 @@ SIGMOID_SHIFT = 25  # sigmoid works with e * 2^25, a normal float for every e = 
 # on |r| <= ln2/2 + 1e-4, relative error 2^-17.5 (a minimax fit, the coefficients rounded to f32)
 LN2 = h("0x1.62e430p-1")  # 0x3f317218
 EXP_HALF = (1.0, 1.0, h("0x1.0006b6p-1"), h("0x1.571cecp-3"), h("0x1.52258ep-5"))
+# exp2's: 2^r = 1 + c1 r + ... + c4 r^4 on |r| <= 1/2 + 1e-4, relative error 2^-18.4 (the same fit)
+EXP2_HALF = (1.0, h("0x1.62e12cp-1"), h("0x1.ec0378p-3"), h("0x1.c9fc9cp-5"), h("0x1.3a02ecp-7"))
 
 
 def clamp(b: Builder, x: SSAValue, lo: float, hi: float) -> SSAValue:
@@ -177,11 +179,13 @@ def times_q(b: Builder, q: tuple[float, ...], r: SSAValue) -> SSAValue:
 
 
 def exp_half(b: Builder, xc: SSAValue) -> SSAValue:
-    """e^xc to 2^-17 for xc in [-104, 89] (or NaN): r = xc - n LN2 in one multiply-add, e^r by
-    Horner, the scale as `times_pow2` (rounding once into subnormals or to +inf). 9 operations
-    instead of exp's 16 with AVX-512F."""
+    """e^xc to 2^-17 for xc in [-104, 89] (or NaN): r = xc - n LN2 in one multiply-add (without
+    FMA, n LN2's rounding would reach 2^-18 of r: Cody-Waite's two steps there), e^r by Horner, the
+    scale as `times_pow2` (rounding once into subnormals or to +inf). 9 operations instead of
+    exp's 16 with AVX-512F."""
     n, ni = round_log2e(b, xc)
-    return times_pow2(b, horner(b, EXP_HALF, b.muladd(n, b.f32(-LN2), xc)), n, ni)
+    r = b.muladd(n, b.f32(-LN2), xc) if b.fma else reduce_ln2(b, n, xc)
+    return times_pow2(b, horner(b, EXP_HALF, r), n, ni)
 
 
 @expands("exp")
@@ -210,6 +214,8 @@ def exp2(b: Builder, x: SSAValue) -> SSAValue:
     Clamped to [-151, 128]: 2^-151 rounds to +0, 2^128 is +inf; NaN passes the clamp and
     propagates."""
     xc = clamp(b, x, -151.0, 128.0)
+    if b.half:
+        return exp2_half(b, xc)
     z = b.add(xc, b.f32(SH8))
     k = b.sub(z, b.f32(SH8))
     key = b.bits(z)
@@ -219,6 +225,13 @@ def exp2(b: Builder, x: SSAValue) -> SSAValue:
         return b.x86(AVX512Function.SCALEF, y, k)
     s1, s2 = split_scale(b, b.ashr(b.isub(key, b.i32(SH8_BITS)), 3))  # floor(k): ashr floors
     return b.mul(b.mul(y, s1), s2)
+
+
+def exp2_half(b: Builder, xc: SSAValue) -> SSAValue:
+    """2^xc to 2^-18 for a half-type result: n = roundeven(xc) by the shifter, r = xc - n exact,
+    2^r by Horner (EXP2_HALF), the scale as `times_pow2`: 10 operations and no table."""
+    n, ni = shifter(b, b.add(xc, b.f32(SH)))
+    return times_pow2(b, horner(b, EXP2_HALF, b.sub(xc, n)), n, ni)
 
 
 @expands("expm1")

@@ -42,8 +42,9 @@ from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions.exp import horner, times_q
-from aclgen.passes.expansions.log import reduce
+from aclgen.passes.expansions import exp
+from aclgen.passes.expansions.exp import horner, shifter, times_pow2, times_q
+from aclgen.passes.expansions.log import fast2sum, log2_fused, reduce
 from aclgen.passes.expansions.registry import expands
 
 h = float.fromhex
@@ -62,25 +63,37 @@ P = tuple(h(v) for v in (
 E = tuple(h(v) for v in (
     "0x1.62e42fefd9e2fp-1", "0x1.ebfbe045016ffp-3", "0x1.c6b08c92e7564p-5", "0x1.3b2a1c65275ecp-7",
     "0x1.5d88e68eec9fap-10", "0x1.443f3c8b70988p-13", "0x1.ff95388969a9dp-17"))
+# For a half-type result (`Builder.half`), t to 2^-18 is enough: P of degree 5 (log2(1 + r)'s
+# relative error 2^-26.6, the same fit), and 2^u in f32 (exp.EXP2_HALF)
+P_HALF = tuple(h(v) for v in (
+    "0x1.7154768f87ff6p+0", "-0x1.71547afc6835ep-1", "0x1.ec6b77cfa9d53p-2", "-0x1.7142fb337cb67p-2",
+    "0x1.2b98adb642755p-2", "-0x1.fb43be9980210p-3"))
 T_MAX, T_MIN = 130.0, -160.0  # 2^128 overflows and 2^-151 underflows to 0 in f32
 SH = 1.5 * 2.0**52  # adding it rounds an f64 to an integer held in the low mantissa bits
 ONE_BITS = 1023 << 52  # 1.0's pattern: plus n << 52, 2^n's
 
 
-def log2_wide(b: Builder, ax: SSAValue) -> SSAValue:
-    """log2 ax in f64 (relative error about 2^-39) for positive f32 ax, subnormals included;
-    -inf for +0, +inf for +inf, NaN for NaN. log2 1 = 0 exactly."""
+def reduce_all(b: Builder, ax: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """log.reduce's (f, kf) for a positive f32 ax, with kf -inf for +0, +inf for +inf and NaN for
+    NaN on every target (`reduce` gives them with vgetexpps only: its docstring)."""
     f, kf = reduce(b, ax)
-    if not b.avx512:  # `reduce` gives them with vgetexpps only (its docstring)
+    if not b.avx512:
         kf = b.select(b.cmp(Predicate.OLT, ax, b.f32(float("inf"))), kf, ax)  # +inf and NaN
         kf = b.select(b.cmp(Predicate.OEQ, ax, b.f32(0.0)), b.f32(float("-inf")), kf)
+    return f, kf
+
+
+def log2_wide(b: Builder, ax: SSAValue) -> SSAValue:
+    """log2 ax in f64 (relative error about 2^-39, 2^-26 with P_HALF) for positive f32 ax,
+    subnormals included; -inf for +0, +inf for +inf, NaN for NaN. log2 1 = 0 exactly."""
+    f, kf = reduce_all(b, ax)
     j = [b.cmp(Predicate.OLT, f, b.f32(t - 1.0)) for t in INV_AT]
 
     def table(v: tuple[float, ...], const) -> SSAValue:
         return b.select(j[0], const(v[0]), b.select(j[1], const(v[1]), b.select(j[2], const(v[2]), const(v[3]))))
 
     r = b.muladd(b.widen(b.add(f, b.f32(1.0))), b.widen(table(INV, b.f32)), b.f64(-1.0))  # exact
-    return b.add(b.add(b.widen(kf), table(C, b.f64)), times_q(b, P, r))
+    return b.add(b.add(b.widen(kf), table(C, b.f64)), times_q(b, P_HALF if b.half else P, r))
 
 
 def exp2_wide(b: Builder, t: SSAValue) -> SSAValue:
@@ -93,10 +106,48 @@ def exp2_wide(b: Builder, t: SSAValue) -> SSAValue:
     return b.narrow(b.mul(b.muladd(u, horner(b, E, u), b.f64(1.0)), scale))
 
 
+def exp2_half_of_wide(b: Builder, t: SSAValue) -> SSAValue:
+    """2^t for f64 t to 2^-18, in f32 after the split: n and u = t - n as in `exp2_wide`, both
+    exact in f32 (|n| <= 160, |u| <= 1/2 rounds to 2^-25), 2^u by exp.EXP2_HALF, the scale as
+    `times_pow2` (its i32 from the f32 shifter)."""
+    t = b.select(b.cmp(Predicate.OLT, t, b.f64(T_MIN)), b.f64(T_MIN), t)
+    t = b.select(b.cmp(Predicate.OGT, t, b.f64(T_MAX)), b.f64(T_MAX), t)
+    n = b.sub(b.add(t, b.f64(SH)), b.f64(SH))
+    nf, ni = shifter(b, b.add(b.narrow(n), b.f32(exp.SH)))
+    return times_pow2(b, horner(b, exp.EXP2_HALF, b.narrow(b.sub(t, n))), nf, ni)
+
+
+def pow_half_fused(b: Builder, ax: SSAValue, y: SSAValue) -> SSAValue:
+    """ax^y to 2^-17 in f32 alone, with fused multiply-adds (a half-type result): log2 ax as an
+    exact pair L1 + L2 (log.log2_fused's hi and rest, Fast2Sum'd: good to 2^-26 of log2 ax),
+    t = y L1 + y L2 as th + tl (the FMA's residual of y L1, plus y L2), n = roundeven(th) from the
+    shifter, u = (th - n) + tl, 2^u by exp.EXP2_HALF and the scale as `times_pow2`. th is clamped
+    to [-160, 130] as in `exp2_wide`, where tl is dropped (it is NaN for th = +-inf); log2 0 and
+    log2 inf are kf's -inf and +inf. t's error is 2^-18 at |t| = 160; no f64."""
+    hi, rest = log2_fused(b, *reduce_all(b, ax))
+    l1, l2 = fast2sum(b, hi, rest)  # |hi| >= |rest|
+    l1 = b.select(b.call("isnan", l1), hi, l1)  # ax = 0 and +inf: hi = kf = -+inf, rest NaN
+    th = b.mul(y, l1)
+    tl = b.muladd(y, l2, b.muladd(y, l1, b.neg(th)))
+    tc = exp.clamp(b, th, T_MIN, T_MAX)
+    n, ni = shifter(b, b.add(tc, b.f32(exp.SH)))
+    u = b.add(b.sub(tc, n), b.select(b.cmp(Predicate.OEQ, tc, th), tl, b.f32(0.0)))
+    return times_pow2(b, horner(b, exp.EXP2_HALF, u), n, ni)
+
+
+def pow_magnitude(b: Builder, ax: SSAValue, y: SSAValue) -> SSAValue:
+    """ax^y for positive ax (Annex F's zeros and infinities included): t in f64, or for a
+    half-type result `pow_half_fused` (with FMA) or t in f64 with the shorter polynomials."""
+    if b.half and b.fma:
+        return pow_half_fused(b, ax, y)
+    t = b.mul(b.widen(y), log2_wide(b, ax))
+    return exp2_half_of_wide(b, t) if b.half else exp2_wide(b, t)
+
+
 @expands("pow")
 def pow_(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     one, inf = b.f32(1.0), b.f32(float("inf"))
-    r = exp2_wide(b, b.mul(b.widen(y), log2_wide(b, b.call("absolute", x))))  # |x|^y, Annex F's 0s and infs
+    r = pow_magnitude(b, b.call("absolute", x), y)  # |x|^y, Annex F's 0s and infs
     yint = b.cmp(Predicate.OEQ, b.call("round", y), y)  # false for NaN, true for +-inf
     hy = b.mul(b.f32(0.5), y)
     yodd = b.and_(yint, b.cmp(Predicate.UNE, b.call("round", hy), hy))

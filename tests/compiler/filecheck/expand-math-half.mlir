@@ -1,12 +1,12 @@
 // RUN: aclgen opt %s -p 'expand-math{avx512=true}' | filecheck %s
-// RUN: aclgen opt %s -p 'expand-math{avx512=true half=false}' | filecheck %s --check-prefix=FULL
+// RUN: aclgen opt %s -p 'expand-math{avx512=true half="off"}' | filecheck %s --check-prefix=FULL
 
 // Precision follows the stored type. exp(x) * sigmoid(y) reaches the bf16 output through a
 // multiply only: both are built for a half-type result (exp: one ln 2 constant, 0x3f317218, and
 // no 1 + r split; sigmoid: that exp and one division, without the 2^25 scaling). log(x) + x is an
 // add: log keeps its f32 expansion (the Fast2Sum of k C1 + f, C1 = 0x1.62e4p-1). exp(x) - 1 is
 // stored as bf16 too, but through a subtraction, which can cancel: f32 as well, as is exp(x)
-// stored as f32. With half=false every function keeps its f32 expansion.
+// stored as f32. With half="off" every function keeps its f32 expansion.
 
 // CHECK-LABEL: sym_name = "k"
 // CHECK-NOT:   ew.exp
