@@ -56,8 +56,9 @@ MODEL_TILE = 8192  # elements per tile where nothing else chose one
 
 @dataclass(frozen=True)
 class Options:
-    """Schedule knobs: they change the generated code, never the formula's result bits.
-    Every field enters the compile cache key."""
+    """Schedule knobs: they change the generated code, never the formula's result bits — but for
+    `fma` and `half`, which choose between forms of the math functions (each within its bound:
+    docs/math.md). Every field enters the compile cache key."""
 
     tile_size: int = 0  # 0: the schedule's (tuned by `aclgen tune`, else MODEL_TILE; aclgen/schedules.py)
     width: int = 0  # 0: the schedule's (tuned, else vectorize-elementwise's model, model_width)
