@@ -181,8 +181,8 @@ def times_q(b: Builder, q: tuple[float, ...], r: SSAValue) -> SSAValue:
 def exp_half(b: Builder, xc: SSAValue) -> SSAValue:
     """e^xc to 2^-17 for xc in [-104, 89] (or NaN): r = xc - n LN2 in one multiply-add (without
     FMA, n LN2's rounding would reach 2^-18 of r: Cody-Waite's two steps there), e^r by Horner, the
-    scale as `times_pow2` (rounding once into subnormals or to +inf). 9 operations instead of
-    exp's 16 with AVX-512F."""
+    scale as `times_pow2` (rounding once into subnormals or to +inf). With the clamp 11 operations
+    instead of exp's 21 with AVX-512F."""
     n, ni = round_log2e(b, xc)
     r = b.muladd(n, b.f32(-LN2), xc) if b.fma else reduce_ln2(b, n, xc)
     return times_pow2(b, horner(b, EXP_HALF, r), n, ni)
@@ -308,19 +308,19 @@ def sigmoid(b: Builder, x: SSAValue) -> SSAValue:
     r2 = b.mul(r, r)
     hi, lo = b.muladd(c[1], r, c[2]), b.muladd(c[3], r, c[4])
     s = b.muladd(b.muladd(b.muladd(c[0], r2, hi), r2, lo), r2, r)  # e^r - 1
-    e = b.muladd(s, scale, scale)
-    unit, zero = b.f32(2.0**SIGMOID_SHIFT), b.f32(0.0)
-    floor = b.select(b.cmp(Predicate.OGE, x, zero), unit, zero)
+    return quotient(b, x, b.muladd(s, scale, scale), 2.0**SIGMOID_SHIFT)
+
+
+def quotient(b: Builder, x: SSAValue, e: SSAValue, unit: float) -> SSAValue:
+    """sigmoid from e = unit exp(-|x|): max(e, unit if x >= 0 else 0) / (unit + e)."""
+    u, zero = b.f32(unit), b.f32(0.0)
+    floor = b.select(b.cmp(Predicate.OGE, x, zero), u, zero)
     num = b.select(b.cmp(Predicate.OLT, e, floor), floor, e)
-    return b.div(num, b.add(unit, e))
+    return b.div(num, b.add(u, e))
 
 
 def sigmoid_half(b: Builder, x: SSAValue, xc: SSAValue) -> SSAValue:
     """sigmoid for a half-type result: e = `exp_half` of xc = max(-|x|, -104), which rounds into
-    subnormals itself, then max(e, 1 if x >= 0 else 0) / (1 + e) as `sigmoid` does (x = +inf:
-    e = +0, 1; NaN runs through). Relative error 2^-17."""
-    e = exp_half(b, xc)
-    one, zero = b.f32(1.0), b.f32(0.0)
-    floor = b.select(b.cmp(Predicate.OGE, x, zero), one, zero)
-    num = b.select(b.cmp(Predicate.OLT, e, floor), floor, e)
-    return b.div(num, b.add(one, e))
+    subnormals itself, unscaled (unit 1) in `quotient` (x = +inf: e = +0, 1; NaN runs through).
+    Relative error 2^-17."""
+    return quotient(b, x, exp_half(b, xc), 1.0)

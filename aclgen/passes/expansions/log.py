@@ -141,6 +141,11 @@ def log1p_half(b: Builder, f: SSAValue) -> SSAValue:
     return b.muladd(b.mul(f, f), b.muladd(f, horner(b, Q_HALF, f), b.f32(-0.5)), f)
 
 
+def ln_half(b: Builder, f: SSAValue, kf: SSAValue) -> SSAValue:
+    """kf ln 2 + log1p(f) for a half-type result (log and log1p)."""
+    return b.muladd(kf, b.f32(LN2), log1p_half(b, f))
+
+
 def log_normal(b: Builder, v: SSAValue) -> SSAValue:
     """log v for a positive normal v: log without its subnormal scaling and special values."""
     m, k = exponent_split(b, v)
@@ -150,10 +155,10 @@ def log_normal(b: Builder, v: SSAValue) -> SSAValue:
 
 @expands("log")
 def log(b: Builder, x: SSAValue) -> SSAValue:
-    """For a half-type result, kf LN2 + `log1p_half` (f)."""
+    """For a half-type result, `ln_half`."""
     f, kf = reduce(b, x)
     if b.half:
-        return specials(b, x, b.muladd(kf, b.f32(LN2), log1p_half(b, f)), 0.0)
+        return specials(b, x, ln_half(b, f, kf), 0.0)
     return specials(b, x, ln(b, f, kf, tail(b, f)), 0.0)
 
 
@@ -219,7 +224,7 @@ def log1p(b: Builder, x: SSAValue) -> SSAValue:
     k <= 24), with f's own rounding error fe (nonzero only for k = 1, x in [0.414, 0.5), where
     leaving it out reached 1.41 ulp) added as fe (1 - f) ~ fe / (1 + f). No division.
     Specials: +-0 give x (f = x + 0 would make -0 +0), +inf and NaN x, x < -1 NaN, -1 -inf.
-    For a half-type result, kf LN2 + `log1p_half` (f), fe left out (2^-23.5)."""
+    For a half-type result, `ln_half`, fe left out (2^-23.5)."""
     one = b.f32(1.0)
     u = b.add(one, x)
     k = b.ashr(b.isub(b.bits(u), b.i32(SQRT_HALF_BITS)), 23)
@@ -230,7 +235,7 @@ def log1p(b: Builder, x: SSAValue) -> SSAValue:
     f = b.add(xk, c)
     kf = b.to_f32(k)
     if b.half:
-        y = b.muladd(kf, b.f32(LN2), log1p_half(b, f))
+        y = ln_half(b, f, kf)
     else:
         fe = b.sub(xk, b.sub(f, c))
         y = ln(b, f, kf, b.muladd(b.neg(fe), f, fe), tail(b, f))
