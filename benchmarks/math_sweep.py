@@ -14,12 +14,12 @@ results (log(0), exp(inf), ...) and the sign of zero results ("exactness faults"
 and the noFMA row how many inputs give other bits than with FMA.
 
 `--half` sweeps the functions' half-type forms instead (the code a function gets where only a
-float16 or bfloat16 output stores its result: exp, exp2, sigmoid, log, log2, log1p, erf, pow;
-docs/math.md),
+float16 or bfloat16 output stores its result: exp, exp2, sigmoid, log, log2, log1p, erf, pow,
+and rsqrt with AVX-512F and FMA; docs/math.md),
 compiled with `half="all"`; their contract is a relative error of 2^-16, which is 128 f32 ulps
 at most (an ulp is 2^-23 of the value at most), over every f32 input, with the same exactness.
 
-    python benchmarks/math_sweep.py exp exp2 sigmoid log log2 log1p erf pow --half
+    python benchmarks/math_sweep.py exp exp2 sigmoid log log2 log1p erf pow rsqrt --half
 
 pow takes two arguments: `pow` sweeps three grids of (x, y) instead (see `pow_grids`), against
 float64 with C99 Annex F's special cases; tests/compiler/test_math_pow.py checks the special cases bit for

@@ -23,8 +23,8 @@ through multiplies, divisions, negations, selected values, sums of nonnegative v
 of a nonnegative value (softplus's log1p(exp(-|z|))), operations that carry a relative error
 through without growing it, and is stored only as float16 or bfloat16 (`stored_in_half`), is
 built with `Builder.half` set: its expansion may then carry a relative error of 2^-16 instead
-of f32's ulp (exp, exp2, sigmoid, log, log2, log1p, erf and pow have such forms: shorter
-polynomials, fewer exact splits, pow without float64). The half result is then the correctly
+of f32's ulp (exp, exp2, sigmoid, log, log2, log1p, erf, pow and, with AVX-512F, rsqrt have
+such forms: shorter polynomials, fewer exact splits, pow without float64). The half result is then the correctly
 rounded one but where the exact value lies within 2^-5 of an ulp (f16; 2^-8 for bf16) from a
 rounding boundary. Any other use (an add of unknown sign, a compare, a reduction, another
 function, an f32 output) keeps the f32 expansion. The `half` option says where half-type forms

@@ -63,8 +63,21 @@ def sign(b: Builder, x: SSAValue) -> SSAValue:
 
 @expands("rsqrt")
 def rsqrt(b: Builder, x: SSAValue) -> SSAValue:
-    """With AVX-512F and FMA, `rsqrt_estimate` polished; elsewhere `rsqrt_divided`."""
-    return rsqrt_estimate(b, x) if b.avx512 and b.fma else rsqrt_divided(b, x)
+    """With AVX-512F and FMA, `rsqrt_estimate` polished (`rsqrt_half` for a half-type result);
+    elsewhere `rsqrt_divided`."""
+    if b.avx512 and b.fma:
+        return rsqrt_half(b, x) if b.half else rsqrt_estimate(b, x)
+    return rsqrt_divided(b, x)
+
+
+def rsqrt_half(b: Builder, x: SSAValue) -> SSAValue:
+    """vrsqrt14ps's y, then Newton's y (3/2 + (-x y / 2) y) (x y first: y^2 overflows for
+    subnormal x): relative error (3/2) e^2 and four roundings, 2^-22 at most. 7 operations
+    instead of 9; the special values are the estimate's, as in `rsqrt_estimate` (the step gives
+    NaN there)."""
+    y = b.x86(AVX512Function.RSQRT14, x)
+    t = b.muladd(b.mul(x, b.mul(y, b.f32(-0.5))), y, b.f32(1.5))
+    return b.select(b.call("isnan", t), y, b.mul(y, t))
 
 
 def rsqrt_estimate(b: Builder, x: SSAValue) -> SSAValue:
