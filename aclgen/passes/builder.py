@@ -19,7 +19,7 @@ once. Constants say their type (`f32`, `f64`, `i32`, `i64`) or take a value's (`
 whether a multiply-add is fused, whether AVX-512F's exact scale, exponent and significand
 instructions (`llvmx.avx512ps`) are there, and whether a vector permute reads a table
 (`llvmx.lookup`). `half` is a fact about the value being built: expand-math found that only a
-half type stores it (`expand_math.stored_in_half`), so a relative error of 2^-16 is enough
+half type stores it (`half_precision.half_functions`), so a relative error of 2^-16 is enough
 (docs/math.md, "Half-type results").
 """
 
