@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from aclgen import dtypes as dt
 from aclgen.abi import MetaLayout
 from aclgen.dialects.enums import Layout
-from aclgen.knobs import knobs
+from aclgen.knobs import FMA_MODES, knobs
 
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
@@ -52,6 +52,8 @@ class CompileError(Exception):
 
 
 MODEL_TILE = 8192  # elements per tile where nothing else chose one
+#: Where the math functions take their half-type forms (expand-math's `half`; docs/math.md).
+HALF_FORMS = ("stored", "off", "all")
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,12 @@ class Options:
     opt_level: int = 3
     nontemporal: bool = False  # streaming stores (for outputs larger than the caches)
     half: str = "stored"  # half-type forms of functions: "stored" (where only a half type stores the result), "off", "all"
+
+    def __post_init__(self) -> None:
+        for name, choices in (("fma", FMA_MODES), ("half", HALF_FORMS)):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"compile option {name} must be one of {', '.join(map(repr, choices))}, "
+                                 f"not {getattr(self, name)!r}")
 
     @staticmethod
     def from_knobs(**overrides) -> Options:

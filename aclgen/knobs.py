@@ -38,6 +38,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
+FMA_MODES = ("auto", "on", "off")  # ACLGEN_FMA and the compile option fma: the target's, fused, unfused
 NAMES = (
     "ACLGEN_TILE_SIZE",
     "ACLGEN_VECTOR_WIDTH",
@@ -112,7 +113,7 @@ class Knobs:
             cache_dir=_env("ACLGEN_CACHE_DIR", "", str) or default_cache_dir(),
             always_compile=_env("ACLGEN_ALWAYS_COMPILE", False, _flag),
         )
-        if k.tile_size < 0 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in ("auto", "on", "off"):
+        if k.tile_size < 0 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in FMA_MODES:
             raise ValueError(f"invalid ACLGEN_* setting: {k}")
         return k
 

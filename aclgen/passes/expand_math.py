@@ -48,6 +48,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from aclgen.dialects import ew
+from aclgen.kernel import HALF_FORMS
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions import EXPANSIONS, WHERE, Expansion
 from aclgen.passes.half_precision import half_functions
@@ -70,9 +71,6 @@ class Expand(RewritePattern):
         b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512,
                            permute=self.permute, half=op in self.half)
         rewriter.replace(op, [], [expansion(b, *op.operands)])
-
-
-HALF_FORMS = ("stored", "off", "all")
 
 
 def expansions(facts: dict[str, bool]) -> dict[type[ew.FunctionOp], Expansion]:

@@ -20,6 +20,12 @@ fixed points over the function's values: every value starts out yes, and the rul
 until nothing changes. A loop's carried value is then nonnegative when its start is and what the
 body yields is (induction), and stored only in a half type when every use reachable from it is
 one of the above, around the loop or after it.
+
+A chain around a loop (a carried value, or a buffer stored and loaded again) must not multiply:
+a product of N approximate factors has N times their error, a sum of N nonnegative ones no more
+than each. The loops and buffers tile-rows makes carry reductions' accumulators (sums, maxima,
+minima: no products) and rows of values, so a carried value or a stored one is taken on only
+where it is a sum, another loop's result or a function's own result (`_carries`).
 """
 
 from __future__ import annotations
@@ -136,12 +142,18 @@ def _half_use(op: Operation, index: int, yes: dict[SSAValue, bool], nonneg: dict
     if (isinstance(op, (*THROUGH, *MOVES)) or (isinstance(op, ew.SelectOp) and index > 0)
             or (isinstance(op, ew.AddOp | LOG1P) and all(nonneg.get(o, False) for o in op.operands))):
         return yes.get(op.results[0], False)
-    if isinstance(op, scf.YieldOp) and isinstance(loop := op.parent_op(), scf.ForOp):
+    if isinstance(op, scf.YieldOp) and isinstance(loop := op.parent_op(), scf.ForOp) and _carries(op.operands[index]):
         return yes.get(loop.results[index], False) and yes.get(loop.body.block.args[index + 1], False)
     if isinstance(op, scf.ForOp) and index >= 3:  # a carried value's start
         i = index - 3
         return yes.get(op.results[i], False) and yes.get(op.body.block.args[i + 1], False)
-    if isinstance(op, tile.StoreOp) and index == 0:
+    if isinstance(op, tile.StoreOp) and index == 0 and _carries(op.value):
         accesses = _buffer_accesses(op.row)
         return accesses is not None and all(yes.get(load.result, False) for load in accesses[1])
     return False
+
+
+def _carries(v: SSAValue) -> bool:
+    """Whether a value a loop carries or a buffer keeps may be taken on: a sum, a loop's result or
+    a function's own result, never a product (module docstring)."""
+    return isinstance(v.owner, ew.AddOp | scf.ForOp | ew.FunctionOp)

@@ -333,6 +333,14 @@ def test_half_forms_only_where_a_half_type_stores_the_result():
     assert same_bits(wide, wide_twice)
 
 
+@pytest.mark.parametrize("option, value", [("half", "on"), ("fma", "yes")])
+def test_an_unknown_form_is_refused_when_declared(option, value):
+    """`half` and `fma` choose forms of the math functions; a value that names none is a
+    ValueError when the formula is compiled (declared), listing the choices."""
+    with pytest.raises(ValueError, match=f"compile option {option} must be one of .*not '{value}'"):
+        aclgen.compile(lambda x: aclgen.exp(x), name=f"bad_{option}", **{option: value})
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_results_do_not_depend_on_the_schedule(dtype):
     """Every vector width (1: scalar code), tile size and thread count gives the same bits (sizes

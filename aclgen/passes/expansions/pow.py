@@ -96,25 +96,29 @@ def log2_wide(b: Builder, ax: SSAValue) -> SSAValue:
     return b.add(b.add(b.widen(kf), table(C, b.f64)), times_q(b, P_HALF if b.half else P, r))
 
 
+def split_wide(b: Builder, t: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """(z, n, u) for f64 t clamped to [T_MIN, T_MAX] (NaN stays): z = t + 1.5 * 2^52 holds
+    n = roundeven(t) in its low bits, u = t - n is exact, |u| <= 1/2."""
+    t = exp.clamp(b, t, T_MIN, T_MAX)
+    z = b.add(t, b.f64(SH))
+    n = b.sub(z, b.f64(SH))
+    return z, n, b.sub(t, n)
+
+
 def exp2_wide(b: Builder, t: SSAValue) -> SSAValue:
     """2^t for f64 t, rounded once to f32."""
-    t = b.select(b.cmp(Predicate.OLT, t, b.f64(T_MIN)), b.f64(T_MIN), t)  # NaN stays (a max, then a min)
-    t = b.select(b.cmp(Predicate.OGT, t, b.f64(T_MAX)), b.f64(T_MAX), t)
-    z = b.add(t, b.f64(SH))
-    u = b.sub(t, b.sub(z, b.f64(SH)))  # exact
+    z, _, u = split_wide(b, t)
     scale = b.float(b.iadd(b.shl(b.bits(z), 52), b.i64(ONE_BITS)))  # 2^n
     return b.narrow(b.mul(b.muladd(u, horner(b, E, u), b.f64(1.0)), scale))
 
 
 def exp2_half_of_wide(b: Builder, t: SSAValue) -> SSAValue:
-    """2^t for f64 t to 2^-18, in f32 after the split: n and u = t - n as in `exp2_wide`, both
-    exact in f32 (|n| <= 160, |u| <= 1/2 rounds to 2^-25), 2^u by exp.EXP2_HALF, the scale as
-    `times_pow2` (its i32 from the f32 shifter)."""
-    t = b.select(b.cmp(Predicate.OLT, t, b.f64(T_MIN)), b.f64(T_MIN), t)
-    t = b.select(b.cmp(Predicate.OGT, t, b.f64(T_MAX)), b.f64(T_MAX), t)
-    n = b.sub(b.add(t, b.f64(SH)), b.f64(SH))
+    """2^t for f64 t to 2^-18, in f32 after `split_wide`: n and u are exact in f32 (|n| <= 160,
+    |u| <= 1/2 rounds to 2^-25), 2^u by exp.EXP2_HALF, the scale as `times_pow2` (its i32 from
+    the f32 shifter)."""
+    _, n, u = split_wide(b, t)
     nf, ni = shifter(b, b.add(b.narrow(n), b.f32(exp.SH)))
-    return times_pow2(b, horner(b, exp.EXP2_HALF, b.narrow(b.sub(t, n))), nf, ni)
+    return times_pow2(b, horner(b, exp.EXP2_HALF, b.narrow(u)), nf, ni)
 
 
 def pow_half_fused(b: Builder, ax: SSAValue, y: SSAValue) -> SSAValue:
