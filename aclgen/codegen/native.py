@@ -373,6 +373,24 @@ class Launch:
 
 
 EMPTY = Launch(None, (), 0, 0)  # a call with nothing to compute
+LINE = 64  # bytes: where the large outputs the runtime allocates start (a cache line, a zmm)
+LINED_FROM = 1 << 20  # bytes: smaller outputs are numpy's (no kernel streams into them)
+
+
+def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
+    """A new uninitialized C-ordered array (strides as np.empty's) whose data start on a LINE
+    boundary when it is LINED_FROM bytes or more (numpy starts its large arrays 16 bytes past
+    one): a row kernel streams its output past the caches only into rows that start on a line
+    (aclgen/passes/vectorize_elementwise.py)."""
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize
+    for n in shape:
+        nbytes *= n
+    if nbytes < LINED_FROM:
+        return np.empty(shape, dtype)
+    buffer = np.empty(nbytes + LINE, np.uint8)
+    start = (-buffer.ctypes.data) % LINE
+    return buffer[start : start + nbytes].view(dtype).reshape(shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,12 +407,12 @@ class _Record:
 
     def fresh(self) -> list[np.ndarray]:
         """New outputs like the recorded ones (the call passed out=None)."""
-        return [np.empty(shape, dtype) for shape, dtype in self.outputs]
+        return [aligned_empty(shape, dtype) for shape, dtype in self.outputs]
 
     def empty(self) -> np.ndarray:
         """A new first output (one-output records: the call passed out=None)."""
         shape, dtype = self.outputs[0]
-        return np.empty(shape, dtype)
+        return aligned_empty(shape, dtype)
 
 
 def _replay_method() -> int:

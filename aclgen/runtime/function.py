@@ -290,7 +290,7 @@ class Function:
                 continue
             dims, code = shape
             try:
-                outs.append(np.empty(dims, C.numpy_of(code) or np.float32))
+                outs.append(native.aligned_empty(dims, C.numpy_of(code) or np.float32))
             except ValueError as exc:
                 raise OperatorError(f"{self.op.api}: {name} would have {len(dims)} dims, which numpy cannot "
                                     f"allocate ({exc})") from None

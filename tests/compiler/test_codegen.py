@@ -8,6 +8,7 @@ import pytest
 import aclgen
 from aclgen import dtypes as dt
 from aclgen.codegen.jit import check_libcalls
+from aclgen.codegen.native import aligned_empty
 from aclgen.codegen.target import host
 from aclgen.compiler import Options, Variant
 from aclgen.knobs import overridden
@@ -258,3 +259,24 @@ def test_avx512_op_verifies_its_operands():
         AVX512Op(AVX512Function.SCALEF, v).verify()
     with pytest.raises(VerifyException, match="f32 values of one shape"):
         AVX512Op(AVX512Function.GETEXP, TestOp(result_types=[VectorType(i32, [8])]).results[0]).verify()
+
+
+@pytest.mark.parametrize("misalign", [0, 1, 4])
+def test_row_kernels_stream_whole_aligned_rows_and_store_the_others(misalign):
+    """A row kernel's streaming variant: rows whose output starts on a line and is whole vectors
+    take aligned streaming stores, the others ordinary ones; either way the same values, and
+    nothing outside the output written (every row length, row starts on and off a line)."""
+    plain = aclgen.compile(lambda x: aclgen.exp(x - aclgen.amax(x, -1)), name="rows_plain")
+    streamed = aclgen.compile(lambda x: aclgen.exp(x - aclgen.amax(x, -1)), name="rows_streamed", nontemporal=True)
+    rng = np.random.default_rng(misalign)
+    for rows, n in ((3, 1), (4, 5), (2, 31), (5, 32), (3, 256), (2, 1000), (3, 4096)):
+        x = rng.standard_normal((rows, n)).astype(np.float32)
+        size = rows * n
+        buf = aligned_empty((size + 32,), np.float32)
+        buf[:] = -7.0
+        out = buf[misalign : misalign + size].reshape(rows, n)
+        streamed(x, out=out)
+        np.testing.assert_array_equal(out, plain(x))
+        assert (buf[:misalign] == -7).all() and (buf[misalign + size :] == -7).all()
+    if host().is_x86 and host().has("avx512f"):  # the aligned branch: whole zmm streaming stores
+        assert "vmovntps\t%zmm" in streamed.kernel_for(x, out=out).asm

@@ -112,3 +112,15 @@ def test_empty_calls_replay(shape):
     again = ops.hardswish_backward.replay(e, e)
     assert again is not None and again.shape == shape and again is not first
     assert ops.hardswish_backward.replay(e.astype(np.float16), e.astype(np.float16)) is None  # another dtype
+
+
+def test_large_outputs_the_runtime_allocates_start_on_a_line():
+    """Results of 1 MiB or more start on a 64-byte line, on the first call and on the fast path
+    (a row kernel streams only rows that start on one); smaller ones are numpy's own."""
+    x = np.linspace(-3, 3, 1024 * 512, dtype=np.float32).reshape(1024, 512)
+    for _ in range(3):
+        r = ops.softmax(x)
+        assert r.ctypes.data % 64 == 0 and r.strides == (2048, 4)
+        np.testing.assert_allclose(r.sum(-1), 1, rtol=1e-5)
+    small = ops.softmax(x[:4])
+    assert small.strides == np.empty((4, 512), np.float32).strides

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aclgen import dtypes as dt
+from aclgen.codegen.native import aligned_empty
 from aclgen.declaration import Operator
 from aclgen.runtime.function import function_of
 from aclgen.tools import run
@@ -97,7 +98,7 @@ class Problem:
         return sum(a.nbytes for a in self.inputs) + sum(int(np.prod(s)) * d.itemsize for s, d in self.outputs)
 
     def empty_outs(self) -> list[np.ndarray]:
-        outs = [np.empty(s, d) for s, d in self.outputs]
+        outs = [aligned_empty(s, d) for s, d in self.outputs]  # as aclgen's own results
         for o in outs:
             o.fill(0)  # first touch outside the timing
         return outs

@@ -161,6 +161,28 @@ builtin.module {
 // CHECK:         tile.store %{{.*}}, %{{.*}}[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
 // CHECK-NEXT:  } {tile.vector}
 // CHECK-NOT:   tile.inner
+
+// With nontemporal, a row whose output starts on a register boundary and is whole vectors long
+// (no columns before the boundary, none after the last vector) streams every store, aligned;
+// any other row stores as usual: a streamed line next to an ordinary store to a partial line
+// would be fetched again.
+// PEEL-LABEL: func.func @scale_rows
+// PEEL:       %[[GAP:.*]] = tile.align_offset %out0[%{{.*}}] to 32 : f32
+// PEEL:       %[[REST:.*]] = arith.subi %n, %[[VEND:.*]] : i64
+// PEEL:       %[[LEFT:.*]] = arith.addi %[[GAP]], %[[REST]] : i64
+// PEEL:       %[[WHOLE:.*]] = arith.cmpi eq, %[[LEFT]], %{{.*}} : i64
+// PEEL-NEXT:  scf.if %[[WHOLE]] {
+// PEEL-NEXT:    scf.for %{{.*}} = %{{.*}} to %n step %{{.*}} : i64 {
+// PEEL:           tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
+// PEEL-NEXT:    } {tile.vector}
+// PEEL-NEXT:  } else {
+// PEEL-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[VEND]] step %{{.*}} : i64 {
+// PEEL:           tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// PEEL-NEXT:    } {tile.vector}
+// PEEL-NEXT:    scf.for %{{.*}} = %[[VEND]] to %n step %{{.*}} : i64 {
+// PEEL:           tile.store %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// PEEL-NEXT:    } {tile.vector}
+// PEEL-NEXT:  }
 builtin.module {
   func.func @scale_rows(%in0: !llvm.ptr, %out0: !llvm.ptr, %n: i64, %s: i64, %k: f32) {
     %0 = arith.constant 0 : i64
