@@ -203,16 +203,14 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
         remainder.attributes["tile.vector"] = UnitAttr()
         return remainder
 
+    vloop = scf.ForOp(c0, cv, w, [], Region(widened(None, nontemporal=nontemporal and lines is None)))
+    vloop.attributes["tile.vector"] = UnitAttr()
     if cp is None and lines is not None:
-        row = _streamed_row(c0, c1, cv, w, widened, lines, lines_bytes)  # adds to `before`: first
-        parent.insert_ops_before([*before, *row], loop)
+        row = _streamed_row(c0, c1, cv, w, widened, lines, lines_bytes, [vloop, masked_loop(cv, c1)])
+        parent.insert_ops_before([*before, *row], loop)  # after the call: it adds to `before`
     elif cp is None:  # the < width last columns in one masked step
-        vloop = scf.ForOp(c0, cv, w, [], Region(widened(None)))
-        vloop.attributes["tile.vector"] = UnitAttr()
         parent.insert_ops_before([*before, vloop, masked_loop(cv, c1)], loop)
     else:
-        vloop = scf.ForOp(c0, cv, w, [], Region(widened(None)))
-        vloop.attributes["tile.vector"] = UnitAttr()
         # One masked loop serves both remainders, the peeled head [first, cp) and the tail
         # [cv, c1), in a two-trip loop: a second copy of the body would cost compile time for
         # nothing (columns are independent, so their order does not matter).
@@ -233,17 +231,16 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
 
 
 def _streamed_row(c0: SSAValue, c1: SSAValue, cv: SSAValue, w: SSAValue, widened, stream: tile.StoreOp,
-                  align_bytes: int) -> list[Operation]:
+                  align_bytes: int, stored: list[Operation]) -> list[Operation]:
     """A row loop [c0, c1) (not peeled: rows may be short) whose one output stream is to go past
     the caches: a row whose output starts on a register boundary and is whole vectors long
-    (`cv` = c1) stores every vector aligned and streaming; any other row stores as usual, in
-    the vector loop to `cv` and one masked step. Streaming stores that are not aligned become
-    8-byte `movntsd`s on x86 (eight and their shuffles a zmm), and an ordinary store to a row's
-    partial end line, between streamed lines, fetches that line and (the adjacent-line
-    prefetch) its streamed neighbour, which the streaming store then has to evict: RmsNorm f32
-    [65536, 256], rows 16 bytes past a line, took 11 ms with aligned streamed middles and
-    ordinary ends, 4.1 with every vector in `movntsd`s or every store ordinary; rows on a line
-    boundary, whole rows streamed, 2.6."""
+    (`cv`, the vector loop's end, is c1) stores every vector aligned and streaming; any other row
+    runs `stored` (the vector loop and the masked step, storing as usual). Streaming stores that are not aligned become 8-byte
+    `movntsd`s on x86 (eight and their shuffles a zmm), and an ordinary store to a row's partial
+    end line, between streamed lines, fetches that line and (the adjacent-line prefetch) its
+    streamed neighbour, which the streaming store then has to evict: RmsNorm f32 [65536, 256],
+    rows 4 bytes past a line, took 11 ms with aligned streamed middles and ordinary ends, 4.1
+    with every vector in `movntsd`s or every store ordinary; rows on a line, streamed whole, 2.6."""
     ops: list[Operation] = []
 
     def add(op: Operation) -> SSAValue:
@@ -254,11 +251,8 @@ def _streamed_row(c0: SSAValue, c1: SSAValue, cv: SSAValue, w: SSAValue, widened
     left = add(arith.AddiOp(gap, add(arith.SubiOp(c1, cv))))  # both >= 0
     whole = add(arith.CmpiOp(left, add(arith.ConstantOp(IntegerAttr(0, i64))), "eq"))
     streamed = scf.ForOp(c0, c1, w, [], Region(widened(None, stream, align_bytes)))
-    cached = scf.ForOp(c0, cv, w, [], Region(widened(None, None, 0, False)))
-    tail = scf.ForOp(cv, c1, w, [], Region(widened(c1, None, 0, False)))
-    for loop in (streamed, cached, tail):
-        loop.attributes["tile.vector"] = UnitAttr()
-    return [*ops, scf.IfOp(whole, [], [streamed, scf.YieldOp()], [cached, tail, scf.YieldOp()])]
+    streamed.attributes["tile.vector"] = UnitAttr()
+    return [*ops, scf.IfOp(whole, [], [streamed, scf.YieldOp()], [*stored, scf.YieldOp()])]
 
 
 @dataclass(frozen=True)
