@@ -6,7 +6,8 @@ operations that carry a relative error through without growing it, and ends in a
 float16 or bfloat16:
 
 - multiplies, divisions and negations (`THROUGH`), the chosen values of selects;
-- sums of two values that cannot be negative (`nonnegative`), and log1p of such a value
+- sums of two values of one sign and differences of two of opposite signs (`_signs`: no
+  cancellation, |a + b| = |a| + |b|), and log1p of a value that cannot be negative
   (x / ((1 + x) log1p x) <= 1 there);
 - moves that do not compute: lane shuffles, extracts and splats, a loop's carried value (into
   the loop's next iteration and its result: a sum accumulated over a row), and a store into a
@@ -15,7 +16,7 @@ float16 or bfloat16:
 Anything else (an add of unknown sign, a compare, a reduction into an output, another function,
 a store to memory the kernel does not own, an f32 output) keeps the f32 form.
 
-Both questions — is this value nonnegative, is it stored only in a half type — are greatest
+Both questions — what sign has this value, is it stored only in a half type — are greatest
 fixed points over the function's values: every value starts out yes, and the rules take yes away
 until nothing changes. A loop's carried value is then nonnegative when its start is and what the
 body yields is (induction), and stored only in a half type when every use reachable from it is
@@ -30,7 +31,8 @@ where it is a sum, another loop's result or a function's own result (`_carries`)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import TypeVar
 
 from xdsl.dialects import scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
@@ -38,27 +40,30 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from aclgen.dialects import ew, tile
 from aclgen.dialects.ew import element
 
+K = TypeVar("K", bound=Hashable)
+Signs = dict[tuple[SSAValue, int], bool]  # (value, 1): never negative; (value, -1): never positive
 HALF_TYPES = ("f16", "bf16")
 #: Operations that carry a relative error from an operand to their result unchanged.
 THROUGH = (ew.MulOp, ew.DivOp, ew.NegOp)
 #: Operations that move a value between lanes or registers without computing.
 MOVES = (tile.ShuffleOp, tile.ExtractOp, tile.SplatOp)
-#: Functions whose result is never negative (NaN aside); maximum's is where either operand's is,
-#: log1p's where its argument's is.
+#: Functions whose result is never negative (NaN aside).
 NONNEGATIVE = tuple(ew.function_op(name) for name in ("exp", "exp2", "sigmoid", "erfc", "absolute", "sqrt"))
-MAXIMUM, LOG1P = ew.function_op("maximum"), ew.function_op("log1p")
+#: Functions whose result has their argument's sign (where defined: log1p above -1).
+ODD = tuple(ew.function_op(name) for name in ("log1p", "expm1", "tanh", "erf"))
+MAXIMUM, MINIMUM, LOG1P = ew.function_op("maximum"), ew.function_op("minimum"), ew.function_op("log1p")
 
 
 def half_functions(module: Operation) -> frozenset[Operation]:
     """The function ops of `module` whose results only a half type stores."""
     values: list[SSAValue] = [v for op in module.walk()
                               for v in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args))]
-    nonneg = _greatest(values, _nonnegative)
-    half = _greatest(values, lambda v, yes: _stored_in_half(v, yes, nonneg))
+    signs = _greatest([(v, sign) for v in values for sign in (1, -1)], _has_sign)
+    half = _greatest(values, lambda v, yes: _stored_in_half(v, yes, signs))
     return frozenset(op for op in module.walk() if isinstance(op, ew.FunctionOp) and half[op.results[0]])
 
 
-def _greatest(values: list[SSAValue], rule: Callable[[SSAValue, dict[SSAValue, bool]], bool]) -> dict[SSAValue, bool]:
+def _greatest(values: list[K], rule: Callable[[K, dict[K, bool]], bool]) -> dict[K, bool]:
     """The greatest fixed point of `rule` over `values` (those not listed are no)."""
     yes = dict.fromkeys(values, True)
     changed = True
@@ -103,44 +108,65 @@ def _buffer_accesses(buffer: SSAValue) -> tuple[list[tile.StoreOp], list[tile.Lo
     return stores, loads
 
 
-def _nonnegative(v: SSAValue, yes: dict[SSAValue, bool]) -> bool:
-    """Whether `v` is >= 0 (or NaN) by construction: a constant, a `NONNEGATIVE` function, a sum,
-    product, quotient, selection or move of such values, a loop's carried value that starts and
-    stays so, or a load of a buffer whose every store is (and whose masked lanes fill with 0)."""
+def _has_sign(key: tuple[SSAValue, int], yes: Signs) -> bool:
+    """Whether `v` has sign `s` by construction (>= 0 for 1, <= 0 for -1; NaN aside): a constant
+    of that sign, a `NONNEGATIVE` function (for 1), an `ODD` one of such an argument, a maximum or
+    minimum of such operands, a sum, difference, product, quotient, selection, negation or move
+    whose operands' signs make it so, a loop's carried value that starts and stays so, or a load
+    of a buffer whose every store is (and whose masked lanes fill with a value of that sign)."""
+    v, s = key
+
+    def has(x: SSAValue, sign: int) -> bool:
+        return yes.get((x, sign), False)
+
     carried = _carried(v)
     if carried is not None:
-        return all(yes.get(c, False) for c in carried)
+        return all(has(c, s) for c in carried)
     op = v.owner
     if isinstance(op, ew.ConstantOp):
-        return op.value.value.data >= 0
+        return op.value.value.data * s >= 0
     if isinstance(op, NONNEGATIVE):
-        return True
-    if isinstance(op, MAXIMUM):
-        return any(yes.get(o, False) for o in op.operands)
-    if isinstance(op, (LOG1P, *MOVES)):
-        return yes.get(op.operands[0], False)
-    if isinstance(op, ew.AddOp | ew.MulOp | ew.DivOp):
-        return all(yes.get(o, False) for o in op.operands)
+        return s == 1
+    if isinstance(op, MAXIMUM | MINIMUM):  # maximum: >= 0 if either is, <= 0 if both are
+        either = s == (1 if isinstance(op, MAXIMUM) else -1)
+        return (any if either else all)(has(o, s) for o in op.operands)
+    if isinstance(op, (*ODD, *MOVES)):
+        return has(op.operands[0], s)
+    if isinstance(op, ew.NegOp):
+        return has(op.operands[0], -s)
+    if isinstance(op, ew.AddOp):
+        return has(op.lhs, s) and has(op.rhs, s)
+    if isinstance(op, ew.SubOp):
+        return has(op.lhs, s) and has(op.rhs, -s)
+    if isinstance(op, ew.MulOp | ew.DivOp):
+        return any(has(op.lhs, t) and has(op.rhs, s * t) for t in (1, -1))
     if isinstance(op, ew.SelectOp):
-        return yes.get(op.lhs, False) and yes.get(op.rhs, False)
+        return has(op.lhs, s) and has(op.rhs, s)
     if isinstance(op, tile.LoadOp):
         accesses = _buffer_accesses(op.row)
-        return (accesses is not None and (op.fill is None or op.fill.value.data >= 0)
-                and all(yes.get(s.value, False) for s in accesses[0]))
+        return (accesses is not None and (op.fill is None or op.fill.value.data * s >= 0)
+                and all(has(store.value, s) for store in accesses[0]))
     return False
 
 
-def _stored_in_half(v: SSAValue, yes: dict[SSAValue, bool], nonneg: dict[SSAValue, bool]) -> bool:
+def _one_sign(a: SSAValue, b: SSAValue, signs: Signs, flip: int = 1) -> bool:
+    """Whether a and flip * b have one sign (their sum cannot cancel)."""
+    return any(signs.get((a, s), False) and signs.get((b, s * flip), False) for s in (1, -1))
+
+
+def _stored_in_half(v: SSAValue, yes: dict[SSAValue, bool], signs: Signs) -> bool:
     """Whether every use of `v` is a conversion to a half type or carries `v` on (module
     docstring) to values that are themselves stored only in a half type."""
-    return bool(v.uses) and all(_half_use(use.operation, use.index, yes, nonneg) for use in v.uses)
+    return bool(v.uses) and all(_half_use(use.operation, use.index, yes, signs) for use in v.uses)
 
 
-def _half_use(op: Operation, index: int, yes: dict[SSAValue, bool], nonneg: dict[SSAValue, bool]) -> bool:
+def _half_use(op: Operation, index: int, yes: dict[SSAValue, bool], signs: Signs) -> bool:
     if isinstance(op, ew.ConvertOp):
         return element(op.result.type).name in HALF_TYPES
     if (isinstance(op, (*THROUGH, *MOVES)) or (isinstance(op, ew.SelectOp) and index > 0)
-            or (isinstance(op, ew.AddOp | LOG1P) and all(nonneg.get(o, False) for o in op.operands))):
+            or (isinstance(op, ew.AddOp) and _one_sign(op.lhs, op.rhs, signs))
+            or (isinstance(op, ew.SubOp) and _one_sign(op.lhs, op.rhs, signs, -1))
+            or (isinstance(op, LOG1P) and signs.get((op.operands[0], 1), False))):
         return yes.get(op.results[0], False)
     if isinstance(op, scf.YieldOp) and isinstance(loop := op.parent_op(), scf.ForOp) and _carries(op.operands[index]):
         return yes.get(loop.results[index], False) and yes.get(loop.body.block.args[index + 1], False)
