@@ -373,8 +373,15 @@ class Launch:
 
 
 EMPTY = Launch(None, (), 0, 0)  # a call with nothing to compute
-LINE = 64  # bytes: where the large outputs the runtime allocates start (a cache line, a zmm)
-LINED_FROM = 1 << 20  # bytes: smaller outputs are numpy's (no kernel streams into them)
+LINE = 64  # bytes: a cache line, a zmm register; where runtime memory and large results start
+LINED_FROM = 1 << 20  # bytes: smaller results are numpy's (no kernel streams into them)
+
+
+def lined_bytes(nbytes: int) -> np.ndarray:
+    """`nbytes` uninitialized bytes starting on a LINE boundary (a view: its base keeps them)."""
+    buffer = np.empty(nbytes + LINE, np.uint8)
+    start = (-buffer.ctypes.data) % LINE
+    return buffer[start : start + nbytes]
 
 
 def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
@@ -388,9 +395,7 @@ def aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
         nbytes *= n
     if nbytes < LINED_FROM:
         return np.empty(shape, dtype)
-    buffer = np.empty(nbytes + LINE, np.uint8)
-    start = (-buffer.ctypes.data) % LINE
-    return buffer[start : start + nbytes].view(dtype).reshape(shape)
+    return lined_bytes(nbytes).view(dtype).reshape(shape)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from aclgen.codegen.native import lined_bytes
 from aclgen.runtime import constants as C
 from aclgen.runtime.errors import AclError
 
-ALIGN = 64
 MAX_ALLOC = 1 << 46  # larger requests are refused outright instead of asking the OS
 
 
@@ -54,11 +54,10 @@ def malloc(size, policy) -> Block:
     if size > MAX_ALLOC:
         raise AclError(C.ACL_ERROR_BAD_ALLOC, f"malloc: cannot allocate {size} bytes")
     try:
-        buffer = np.empty(size + ALIGN, np.uint8)
+        buffer = lined_bytes(size)
     except (MemoryError, ValueError):
         raise AclError(C.ACL_ERROR_BAD_ALLOC, f"malloc: cannot allocate {size} bytes") from None
-    base = buffer.ctypes.data
-    start = base + (-base) % ALIGN
+    start = buffer.ctypes.data
     block = Block(start, size, buffer)
     with _lock:
         _blocks[start] = block

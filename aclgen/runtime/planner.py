@@ -39,7 +39,7 @@ from aclgen.runtime.tensor import AclTensor, contiguous_strides
 
 native.set_object_store(cache.glue_object)  # the native glue's object code, kept as kernels are
 
-ALIGN = 64
+ALIGN = native.LINE  # workspace slots start on a line, as blocks do
 CACHE_LIMIT = 4096
 PARALLEL_MIN = 1 << 15  # below this many elements one thread beats the (native, ~1 us) handoff
 MEMO = True  # remember checked calls (`reuse`); benchmarks turn it off to time the full checks
