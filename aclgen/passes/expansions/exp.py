@@ -49,7 +49,11 @@ EXP_P = (
     h("0x1.12396cp-7"),  # 0x3c091cb6
     h("0x1.6a5234p-10"),  # 0x3ab5291a
 )
-# exp2's table: 2^(j/8) = POW2_8_HI[j] + POW2_8_LO[j], each rounded to f32 (the pair to 2^-49)
+# 2^r = 1 + r (c1 + c2 r + ... + c6 r^5) on |r| <= 1/2: a minimax fit of (2^r - 1) / r weighted by
+# r / 2^r (the relative error of 2^r, 2^-28.3), the coefficients rounded to f32 one by one
+EXP2_P = (1.0, *(h(v) for v in ("0x1.62e430p-1", "0x1.ebfbdcp-3", "0x1.c6af7cp-5", "0x1.3b2de0p-7",
+                                 "0x1.5f082ep-10", "0x1.416b5ep-13")))
+# without FMA (exp2_table): 2^(j/8) = POW2_8_HI[j] + POW2_8_LO[j], each rounded to f32 (the pair to 2^-49)
 POW2_8_HI = tuple(h(v) for v in (
     "0x1p+0", "0x1.172b84p+0", "0x1.306fe0p+0", "0x1.4bfdaep+0", "0x1.6a09e6p+0", "0x1.8ace54p+0",
     "0x1.ae89fap+0", "0x1.d5818ep+0"))
@@ -204,35 +208,48 @@ def exp(b: Builder, x: SSAValue) -> SSAValue:
 
 @expands("exp2")
 def exp2(b: Builder, x: SSAValue) -> SSAValue:
-    """x = k + r with k the multiple of 1/8 nearest x (the shifter to 1/8: z = xc + 1.5 * 2^20,
-    k = z - 1.5 * 2^20) and r = x - k exact, |r| <= 1/16; k's eighths j are z's low 3 bits.
-    2^x = 2^n (T + T r Q(r)), n = floor(k), T = 2^(j/8) from an 8-entry table as a pair
-    (POW2_8_HI + POW2_8_LO: `Builder.lookup`), Q of degree 3 by Horner: small = T_hi (r Q) + T_lo
-    and the sum T_hi + small rounds once; the scale is vscalefps (whose exponent operand is
-    floored: k itself) or the two normal powers of two of n (as `times_pow2`: the same bits).
-    17 operations with AVX-512F (24 with exp's scheme, which it had), none a division; within
-    0.56 ulp where the result is normal, 0.77 where it is subnormal (the scale rounds again).
-    Clamped to [-151, 128]: 2^-151 rounds to +0, 2^128 is +inf; NaN passes the clamp and
-    propagates."""
+    """2^x = 2^n 2^r with n = roundeven(x) and r = x - n exact, |r| <= 1/2; 2^r = 1 + r P(r) by
+    Horner (EXP2_P, degree 6; EXP2_HALF's 4 for a half-type result), whose last multiply-add
+    rounds once; the scale as `times_pow2`. Within 0.79 ulp where the result is normal, 0.88
+    where the scale rounds it again into subnormals (the exhaustive sweep; the half form: 2^-18).
+
+    10 operations with AVX-512F, which needs no clamp: vscalefps gives +inf and +0 for any n past
+    the range, and the infinities, whose r is NaN, take r = 1/2 from `minimum`'s x86 rule (a NaN
+    gives the second operand): the scale then decides (+inf, +0, and NaN for a NaN). Elsewhere x
+    is clamped to [-151, 128] first (2^-151 rounds to +0, 2^128 is +inf; NaN passes) for the two
+    powers of two of n: the same bits.
+
+    Without FMA the Horner steps round twice each and reach 1.07 ulp, so such targets take
+    `exp2_table`, whose only rounding the size of the result is its last addition."""
+    poly = EXP2_HALF if b.half else EXP2_P
+    if b.avx512 and b.fma:
+        n = b.call("round", x)
+        r = b.sub(x, n)
+        half = b.f32(0.5)
+        r = b.select(b.cmp(Predicate.OLT, r, half), r, half)  # vminps
+        return b.x86(AVX512Function.SCALEF, horner(b, poly, r), n)
     xc = clamp(b, x, -151.0, 128.0)
-    if b.half:
-        return exp2_half(b, xc)
+    if not (b.fma or b.half):
+        return exp2_table(b, xc)
+    n, ni = shifter(b, b.add(xc, b.f32(SH)))
+    return times_pow2(b, horner(b, poly, b.sub(xc, n)), n, ni)
+
+
+def exp2_table(b: Builder, xc: SSAValue) -> SSAValue:
+    """exp2 of a clamped xc where multiply-adds are not fused. xc = k + r with k the multiple of
+    1/8 nearest xc (the shifter to 1/8: z = xc + 1.5 * 2^20, k = z - 1.5 * 2^20) and r = xc - k
+    exact, |r| <= 1/16; k's eighths j are z's low 3 bits. 2^xc = 2^n (T + T r Q(r)), n = floor(k),
+    T = 2^(j/8) from an 8-entry table as a pair (POW2_8_HI + POW2_8_LO: `Builder.lookup`), Q of
+    degree 3 by Horner: small = T_hi (r Q) + T_lo and the sum T_hi + small rounds once; the scale
+    is the two normal powers of two of n. Within 0.56 ulp where the result is normal, 0.77 where
+    it is subnormal (the scale rounds again)."""
     z = b.add(xc, b.f32(SH8))
     k = b.sub(z, b.f32(SH8))
     key = b.bits(z)
     hi = b.lookup(POW2_8_HI, key)
     y = b.add(hi, b.muladd(hi, times_q(b, EXP2_Q, b.sub(xc, k)), b.lookup(POW2_8_LO, key)))
-    if b.avx512:
-        return b.x86(AVX512Function.SCALEF, y, k)
     s1, s2 = split_scale(b, b.ashr(b.isub(key, b.i32(SH8_BITS)), 3))  # floor(k): ashr floors
     return b.mul(b.mul(y, s1), s2)
-
-
-def exp2_half(b: Builder, xc: SSAValue) -> SSAValue:
-    """2^xc to 2^-18 for a half-type result: n = roundeven(xc) by the shifter, r = xc - n exact,
-    2^r by Horner (EXP2_HALF), the scale as `times_pow2`: 10 operations and no table."""
-    n, ni = shifter(b, b.add(xc, b.f32(SH)))
-    return times_pow2(b, horner(b, EXP2_HALF, b.sub(xc, n)), n, ni)
 
 
 @expands("expm1")
