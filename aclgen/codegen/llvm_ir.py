@@ -36,7 +36,8 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
             values[op.result] = cast(ir.Value, b.fptosi(values[op.input], convert_type(op.result.type)))
         case llvmx.AVX512Op():
             fn = llvmx.AVX512Function(op.function.data)
-            values[op.result] = _avx512(b, fn, [values[a] for a in op.args])
+            table = None if op.table is None else op.table.value.data
+            values[op.result] = _avx512(b, fn, [values[a] for a in op.args], table)
         case llvmx.LookupOp():
             values[op.result] = _lookup(b, op.values, values[op.key])
         case llvm.AllocaOp():
@@ -67,15 +68,17 @@ def _mask(indices: list[int]) -> ir.Constant:
     return ir.Constant(ir.VectorType(_I32, len(indices)), [ir.Constant(_I32, k) for k in indices])
 
 
-def _avx512(b: ir.IRBuilder, fn: llvmx.AVX512Function, args: list[ir.Value]) -> ir.Value:
+def _avx512(b: ir.IRBuilder, fn: llvmx.AVX512Function, args: list[ir.Value], table: int | None = None) -> ir.Value:
     """`llvmx.avx512ps`: the x86 intrinsic on chunks of 16, 8 or 4 lanes (the largest that divides
     the lanes, padded to a multiple of 4), the chunks' results concatenated; a scalar goes
-    through the first lane of a 4-lane vector."""
+    through the first lane of a 4-lane vector. fixupimm's `table` is a vector of it in every lane
+    and its immediate 0 (no exception flags), with no pass-through operand (its first is)."""
     t = _type(args[0])
     if not isinstance(t, ir.VectorType):
         quad = ir.Constant(ir.VectorType(_F32, 4), None)
-        return b.extract_element(_avx512(b, fn, [b.insert_element(quad, a, ir.Constant(_I32, 0)) for a in args]),
-                                 ir.Constant(_I32, 0))
+        return b.extract_element(
+            _avx512(b, fn, [b.insert_element(quad, a, ir.Constant(_I32, 0)) for a in args], table),
+            ir.Constant(_I32, 0))
     n = t.count
     padded = -(-n // 4) * 4
     if padded != n:  # lanes past n: the undef operand's first
@@ -83,9 +86,16 @@ def _avx512(b: ir.IRBuilder, fn: llvmx.AVX512Function, args: list[ir.Value]) -> 
     chunk = next(c for c in (16, 8, 4) if padded % c == 0)
     vt = ir.VectorType(_F32, chunk)
     mask_type = ir.IntType(max(chunk, 8))
-    fixed = [ir.Constant(_I32, 0)] if fn is llvmx.AVX512Function.GETMANT else []  # interval [1, 2), the source's sign
+    fixed: list[ir.Constant] = []
+    passthrough = [ir.Constant(vt, None)]
+    if fn is llvmx.AVX512Function.GETMANT:
+        fixed = [ir.Constant(_I32, 0)]  # interval [1, 2), the source's sign
+    elif fn is llvmx.AVX512Function.FIXUPIMM:
+        assert table is not None
+        fixed = [ir.Constant(ir.VectorType(_I32, chunk), [ir.Constant(_I32, table)] * chunk), ir.Constant(_I32, 0)]
+        passthrough = []
     rounding = [ir.Constant(_I32, 4)] if chunk == 16 and fn.rounding_operand else []  # the current mode
-    tail = [ir.Constant(vt, None), ir.Constant(mask_type, -1), *rounding]
+    tail = [*passthrough, ir.Constant(mask_type, -1), *rounding]
     name = fn.intrinsic(32 * chunk)
     callee = b.module.globals.get(name) or ir.Function(
         b.module, ir.FunctionType(vt, [vt] * fn.arity + [c.type for c in fixed + tail]), name)

@@ -10,6 +10,7 @@ versions; `aclgen.codegen.llvm_ir` translates them next to xDSL's own converters
     %e = llvmx.extractelement %v[%i] : vector<8xf32> -> f32
     %n = llvmx.fptosi %r : vector<8xf32> to vector<8xi32>
     %y = llvmx.avx512ps "scalef"(%v, %n) : vector<64xf32>, vector<64xf32> -> vector<64xf32>
+    %z = llvmx.avx512ps "fixupimm"(%y, %x) {table = 1 : i64} : vector<64xf32>, vector<64xf32> -> vector<64xf32>
     %t = llvmx.lookup [1.0 : f32, ...] (%k) : vector<64xi32> -> vector<64xf32>
 """
 
@@ -18,9 +19,19 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, StringAttr, f32, i1, i32, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, f32, i1, i32, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def, var_operand_def
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -137,16 +148,19 @@ class AVX512Function(enum.StrEnum):
     subnormals included (vgetexpps); `getmant`: |a|'s significand in [1, 2) with a's sign
     (vgetmantps, interval and sign control 0); `rsqrt14`: 1 / sqrt(a) within a relative 2^-14,
     subnormals included, +-0 -> +-inf, +inf -> +0, a < 0 -> NaN (vrsqrt14ps: the one estimate of
-    the four, the others exact). NaN operands give a quieted NaN of theirs."""
+    the four, the others exact); `fixupimm`: a, or a special value chosen by b's class
+    (vfixupimmps: the op's `table`, `fixup_table`). NaN operands give a quieted NaN of theirs (but
+    for fixupimm, which only copies)."""
 
     SCALEF = "scalef"
     GETEXP = "getexp"
     GETMANT = "getmant"
     RSQRT14 = "rsqrt14"
+    FIXUPIMM = "fixupimm"
 
     @property
     def arity(self) -> int:
-        return 2 if self is AVX512Function.SCALEF else 1
+        return 2 if self in (AVX512Function.SCALEF, AVX512Function.FIXUPIMM) else 1
 
     @property
     def estimate(self) -> bool:
@@ -163,6 +177,44 @@ class AVX512Function(enum.StrEnum):
         return f"llvm.x86.avx512.{'' if self.estimate else 'mask.'}{self.value}.ps.{bits}"
 
 
+class FixupClass(enum.IntEnum):
+    """vfixupimmps's classes of its second operand, in the order of the table's nibbles."""
+
+    QNAN = 0
+    SNAN = 1
+    ZERO = 2  # +-0
+    ONE = 3  # +1
+    NEG_INF = 4
+    POS_INF = 5
+    NEGATIVE = 6  # finite, below 0
+    POSITIVE = 7  # finite, above 0 (but 1)
+
+
+class Fixup(enum.IntEnum):
+    """vfixupimmps's responses (a nibble each): the first operand kept, the second copied, or a
+    constant."""
+
+    KEEP = 0
+    SOURCE = 1
+    QNAN_OF_SOURCE = 2
+    NAN = 3  # the default NaN, 0xffc00000 (negative)
+    NEG_INF = 4
+    POS_INF = 5
+    INF_OF_SOURCE_SIGN = 6
+    NEG_ZERO = 7
+    POS_ZERO = 8
+    NEG_ONE = 9
+    POS_ONE = 10
+
+
+def fixup_table(**responses: Fixup) -> int:
+    """fixupimm's table from responses by class name (`FixupClass`; the others keep)."""
+    table = 0
+    for name, response in responses.items():
+        table |= int(response) << (4 * FixupClass[name.upper()])
+    return table
+
+
 @irdl_op_definition
 class AVX512Op(IRDLOperation):
     """One of `AVX512Function` on f32 values of any shape (scalar or vector): translated to its
@@ -173,14 +225,18 @@ class AVX512Op(IRDLOperation):
 
     name = "llvmx.avx512ps"
     function = prop_def(StringAttr)
+    table = opt_prop_def(IntegerAttr)  # fixupimm's, printed in the attribute dictionary
     args = var_operand_def()
     result = result_def()
     traits = traits_def(Pure())
     assembly_format = "$function `(` $args `)` attr-dict `:` type($args) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, function: AVX512Function, *args: SSAValue | Operation):
-        super().__init__(operands=[list(args)], properties={"function": StringAttr(function)},
-                         result_types=[SSAValue.get(args[0]).type])
+    def __init__(self, function: AVX512Function, *args: SSAValue | Operation, table: int | None = None):
+        props: dict[str, Attribute] = {"function": StringAttr(function)}
+        if table is not None:
+            props["table"] = IntegerAttr(table, i64)
+        super().__init__(operands=[list(args)], properties=props, result_types=[SSAValue.get(args[0]).type])
 
     def verify_(self) -> None:
         if self.function.data not in tuple(AVX512Function):
@@ -188,6 +244,8 @@ class AVX512Op(IRDLOperation):
         fn = AVX512Function(self.function.data)
         if len(self.args) != fn.arity:
             raise VerifyException(f"llvmx.avx512ps {fn} takes {fn.arity} operands")
+        if (self.table is not None) != (fn is AVX512Function.FIXUPIMM):
+            raise VerifyException("llvmx.avx512ps takes a table for fixupimm, and only there")
         if element(self.result.type) != f32 or any(a.type != self.result.type for a in self.args):
             raise VerifyException("llvmx.avx512ps takes and gives f32 values of one shape")
 

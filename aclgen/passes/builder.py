@@ -189,12 +189,12 @@ class Builder:
         """`a >> k`, shifting the sign bit in."""
         return self(arith.ShRSIOp(a, self.i32(k)))
 
-    def x86(self, function: llvmx.AVX512Function, *args: SSAValue) -> SSAValue:
-        """AVX-512F's `function` (scalef, getexp, getmant, rsqrt14: llvmx.AVX512Function), one instruction;
-        only where the builder's `avx512` says the target has it (elsewhere LLVM's generic forms
-        are libcalls, so callers check first)."""
+    def x86(self, function: llvmx.AVX512Function, *args: SSAValue, table: int | None = None) -> SSAValue:
+        """AVX-512F's `function` (scalef, getexp, getmant, rsqrt14, fixupimm with its `table`:
+        llvmx.AVX512Function), one instruction; only where the builder's `avx512` says the target
+        has it (elsewhere LLVM's generic forms are libcalls, so callers check first)."""
         assert self.avx512, f"{function} is an instruction only with AVX-512F"
-        return self(llvmx.AVX512Op(function, *args))
+        return self(llvmx.AVX512Op(function, *args, table=table))
 
     def lookup(self, table: Sequence[float], key: SSAValue) -> SSAValue:
         """`table[key mod 8]` per lane, for 8 f32 constants and i32 keys: one `llvmx.lookup`

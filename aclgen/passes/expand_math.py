@@ -10,12 +10,13 @@ functions: SSE4.1), on the targets the pass's option says have them.
 
 `fma` says whether the expansions' multiply-adds are fused (one rounding, `math.fma`) or a
 multiply and an add; `rounding` whether the target rounds to integers in one instruction;
-`avx512` whether it has AVX-512F's exact instructions for a float's exponent and significand
-and for scaling by a power of two (`llvmx.avx512ps`: vgetexpps, vgetmantps, vscalefps): log and
-log2 take their argument apart with the first two, exp, exp2, pow and erfc end with the third,
-for the same bits as the integer work of other targets; `permute` whether a vector permute reads
-an 8-entry table of constants (AVX2's `vpermps`: `llvmx.lookup`) or selects must (exp's and exp2's
-table, the same values). The compiler sets all four from the target (`aclgen opt`'s defaults:
+`avx512` whether it has AVX-512F's exact instructions for a float's exponent and significand,
+for scaling by a power of two and for special values by class (`llvmx.avx512ps`: vgetexpps,
+vgetmantps, vscalefps, vfixupimmps): log and log2 take their argument apart with the first two,
+exp, exp2, pow and erfc end with the third, the logs set their special values with the fourth,
+for the same bits as the integer work and selects of other targets; `permute` whether a vector
+permute reads an 8-entry table of constants (AVX2's `vpermps`: `llvmx.lookup`) or selects must
+(exp2's table without FMA: the same values). The compiler sets all four from the target (`aclgen opt`'s defaults:
 `fma` and `rounding` on, as on every AVX machine, `avx512` and `permute` off).
 
 Precision follows the stored type: a function whose result only a float16 or bfloat16 output

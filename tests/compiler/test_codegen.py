@@ -200,27 +200,29 @@ def _log2_of_exp(x):
 
 
 @pytest.mark.parametrize("width", [1, 2, 4, 8, 32, 64])
-def test_avx512_instructions_serve_every_lane_count(width):
+@pytest.mark.parametrize("fma", ["on", "off"])
+def test_avx512_instructions_serve_every_lane_count(width, fma):
     """`llvmx.avx512ps` becomes the x86 intrinsics on chunks of 16, 8 or 4 lanes (a scalar in a
-    4-lane vector, 2 lanes padded to 4), and `llvmx.lookup` (exp2's table) vpermps or a load by
-    index: every vector width gives the 16-lane code's bits (on a host without AVX-512F, the
-    integer forms and 8-entry tables run at both widths)."""
+    4-lane vector, 2 lanes padded to 4), and `llvmx.lookup` (exp2's table, without FMA) vpermps
+    or a load by index: every vector width gives the 16-lane code's bits (on a host without
+    AVX-512F, the integer forms, selects and 8-entry tables run at both widths)."""
     rng = np.random.default_rng(width)
-    x = np.concatenate([np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 1e30, 88.0]),
+    x = np.concatenate([np.float32([0.0, -0.0, 1.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 1e30, 88.0, -3.0]),
                         (rng.standard_normal(4099) * 30).astype(np.float32)])
-    want = aclgen.compile(_log2_of_exp, name="avx512_w16", width=16)(x)
-    f = aclgen.compile(_log2_of_exp, name=f"avx512_w{width}", width=width)
+    want = aclgen.compile(_log2_of_exp, name=f"avx512_w16_{fma}", width=16, fma=fma)(x)
+    f = aclgen.compile(_log2_of_exp, name=f"avx512_w{width}_{fma}", width=width, fma=fma)
     np.testing.assert_array_equal(f(x).view(np.uint32), want.view(np.uint32))
     if host().is_x86 and host().has("avx512f"):
         assert "llvm.x86.avx512.mask.scalef" in f.ir["llvm"] and "vgetmantps" in f.asm
-        assert "llvm.x86.avx512.rsqrt14.ps" in f.ir["llvm"] and "vrsqrt14ps" in f.asm
-        assert width < 8 or "vpermps" in f.asm
+        assert "llvm.x86.avx512.mask.fixupimm" in f.ir["llvm"] and "vfixupimmps" in f.asm
+        assert ("vrsqrt14ps" in f.asm) == (fma == "on")
+        assert width < 8 or ("vpermps" in f.asm) == (fma == "off")
 
 
 def test_lookup_is_a_permute_on_x86_and_verifies_its_operands():
-    """exp2's table of 8 is one vpermps a vector with AVX2 and AVX-512 (`llvmx.lookup`) and a tree
-    of selects without a vector permute (SSE2: `generic`), the same values; the op takes 8 or 16
-    f32 entries and i32 keys."""
+    """exp2's table of 8 (its form without FMA) is one vpermps a vector with AVX2 and AVX-512
+    (`llvmx.lookup`) and a tree of selects without a vector permute (SSE2: `generic`), the same
+    values; the op takes 8 or 16 f32 entries and i32 keys."""
     from xdsl.dialects.builtin import VectorType, f32, i32
     from xdsl.dialects.test import TestOp
     from xdsl.utils.exceptions import VerifyException
@@ -230,11 +232,11 @@ def test_lookup_is_a_permute_on_x86_and_verifies_its_operands():
     if not host().is_x86:
         pytest.skip("haswell names an x86-64 CPU: this machine cannot run its code")
     x = np.linspace(-150.0, 130.0, 100_003, dtype=np.float32)
-    for cpu, fma, permute in (("haswell", "on", True), ("generic", "off", False)):  # SSE2 has no FMA
-        host_code = aclgen.compile(lambda v: aclgen.exp2(v), name=f"lookup_host_{fma}", fma=fma)
-        assert "vpermps" in host_code.asm
+    host_code = aclgen.compile(lambda v: aclgen.exp2(v), name="lookup_host", fma="off")
+    assert "vpermps" in host_code.asm
+    for cpu, permute in (("haswell", True), ("generic", False)):
         with overridden(ACLGEN_CPU_NAME=cpu):
-            f = aclgen.compile(lambda v: aclgen.exp2(v), name=f"lookup_{cpu}", fma=fma)
+            f = aclgen.compile(lambda v: aclgen.exp2(v), name=f"lookup_{cpu}", fma="off")
             got = f(x)
             assert ("vpermps" in f.asm) == permute and ("llvmx.lookup" in f.ir["expand-math"]) == permute
         np.testing.assert_array_equal(got.view(np.uint32), host_code(x).view(np.uint32), err_msg=cpu)
@@ -251,12 +253,17 @@ def test_avx512_op_verifies_its_operands():
     from xdsl.dialects.test import TestOp
     from xdsl.utils.exceptions import VerifyException
 
-    from aclgen.dialects.llvmx import AVX512Function, AVX512Op
+    from aclgen.dialects.llvmx import AVX512Function, AVX512Op, Fixup, fixup_table
 
     v = TestOp(result_types=[VectorType(f32, [8])]).results[0]
     AVX512Op(AVX512Function.SCALEF, v, v).verify()
+    AVX512Op(AVX512Function.FIXUPIMM, v, v, table=fixup_table(zero=Fixup.NEG_INF)).verify()
     with pytest.raises(VerifyException, match="takes 2 operands"):
         AVX512Op(AVX512Function.SCALEF, v).verify()
+    for op in (AVX512Op(AVX512Function.FIXUPIMM, v, v), AVX512Op(AVX512Function.SCALEF, v, v, table=0)):
+        with pytest.raises(VerifyException, match="table for fixupimm, and only there"):
+            op.verify()
+    assert fixup_table(qnan=Fixup.SOURCE, zero=Fixup.NEG_INF, positive=Fixup.NAN) == 0x3000_0401
     with pytest.raises(VerifyException, match="f32 values of one shape"):
         AVX512Op(AVX512Function.GETEXP, TestOp(result_types=[VectorType(i32, [8])]).results[0]).verify()
 
