@@ -293,7 +293,7 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
 def erf_half(b: Builder, x: SSAValue) -> SSAValue:
     """erf for a half-type result, to 2^-18.5: one rational function, erf x = xc P(z) / Q(z) with
     xc = x clamped to [-3.25, 3.25] and z = xc^2 (P, Q of degree 3: ERF_HALF_P, ERF_HALF_Q), the
-    clamp's value 1 - 2^-18.6 standing for erf beyond. 11 operations and a division, against
+    clamp's value 1 - 2^-18.6 standing for erf beyond. 10 operations and a division, against
     28 for the f32 scheme cut to half precision (x + x u(x^2) below 1/2, 1 - e^E above, both
     in every lane). +-0 stay +-0, NaN passes the clamp; subnormal x keep their last bits' error
     (x P rounds in the subnormals, as erf's x + x u does)."""
