@@ -3,7 +3,8 @@ lane). exp, exp2 and expm1 are within 1 ulp of the exact value over all 2^32 flo
 and with unfused multiply-adds (benchmarks/math_sweep.py; the table is in docs/math.md); sigmoid
 within 2 (see `sigmoid`).
 
-exp2 reads a table (see `exp2`). exp, the scheme expm1, tanh and erf share:
+exp2 has its own reduction (x - roundeven(x) is exact; see `exp2`). exp, the scheme expm1, tanh and
+erf share:
 
     xc = min(max(x, -104), 89)          (NaN passes both compares and propagates)
     n  = roundeven(xc * log2 e)         (in the low mantissa bits of z = xc * log2 e + 1.5 * 2^23)
