@@ -47,9 +47,7 @@
 // CHECK:       %[[E:.*]] = ew.add %{{.*}}, %[[SCALE]] : f32, f32 -> f32
 // CHECK-NEXT:  %[[UNIT:.*]] = ew.constant 33554432.0 : f32
 // CHECK:       %[[GE:.*]] = ew.cmp "oge" %[[EXP]], %{{.*}} : f32, f32 -> i1
-// CHECK-NEXT:  %[[FLOOR:.*]] = ew.select %[[GE]], %[[UNIT]], %{{.*}} : i1, f32, f32 -> f32
-// CHECK-NEXT:  %[[LT:.*]] = ew.cmp "olt" %[[E]], %[[FLOOR]] : f32, f32 -> i1
-// CHECK-NEXT:  %[[NUM:.*]] = ew.select %[[LT]], %[[FLOOR]], %[[E]] : i1, f32, f32 -> f32
+// CHECK-NEXT:  %[[NUM:.*]] = ew.select %[[GE]], %[[UNIT]], %[[E]] : i1, f32, f32 -> f32
 // CHECK-NEXT:  %[[DEN:.*]] = ew.add %[[UNIT]], %[[E]] : f32, f32 -> f32
 // CHECK-NEXT:  %[[Q:.*]] = ew.div %[[NUM]], %[[DEN]] : f32, f32 -> f32
 // CHECK-NEXT:  ew.yield %[[Q]] : f32
