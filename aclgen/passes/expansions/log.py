@@ -42,7 +42,8 @@ SQRT_HALF_BITS = 0x3F3504F3  # sqrt(1/2)'s bit pattern: k = (bits(x) - it) >> 23
 SQRT2_UP = 2 * float(np.uint32(SQRT_HALF_BITS).view(np.float32))  # twice that: m's upper end, exclusive
 FLT_MAX = h("0x1.fffffep127")
 TINY = 2.0**-126  # the smallest normal float
-# Q: log1p(f) = f - f^2/2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt 2 - 1] (+-1e-5), Q3..Q11
+# Q: log1p(f) = f - f^2/2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt 2 - 1] (+-1e-5), Q3..Q11; f Q(f) is
+# `times_q` (Horner)
 Q = (
     h("0x1.555548p-2"),  # 0x3eaaaaa4
     h("-0x1.000006p-2"),  # 0xbe800003
@@ -106,16 +107,11 @@ def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     return b.sub(m, b.f32(1.0)), b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
 
 
-def q_times_f(b: Builder, f: SSAValue, f2: SSAValue) -> SSAValue:
-    """f Q(f), Q by Horner: f^3 Q(f) is log1p(f) - f + f^2/2."""
-    return times_q(b, Q, f)
-
-
 def tail(b: Builder, f: SSAValue) -> SSAValue:
     """log1p(f) - f = -f^2/2 + f^2 (f Q(f)), rounded once: the -f^2/2 term is exact but for
     f^2's rounding, the rest is ~1/7 of it."""
     f2 = b.mul(f, f)
-    return b.muladd(f2, q_times_f(b, f, f2), b.mul(b.f32(-0.5), f2))
+    return b.muladd(f2, times_q(b, Q, f), b.mul(b.f32(-0.5), f2))
 
 
 def ln(b: Builder, f: SSAValue, kf: SSAValue, *small: SSAValue) -> SSAValue:
@@ -189,7 +185,7 @@ def log2(b: Builder, x: SSAValue) -> SSAValue:
     fh = split12(b, f)
     fl = b.sub(f, fh)
     f2 = b.mul(f, f)
-    t3 = b.mul(f2, q_times_f(b, f, f2))  # f^3 Q(f)
+    t3 = b.mul(f2, times_q(b, Q, f))  # f^3 Q(f)
     fh2 = b.mul(fh, fh)  # exact
     g1 = split12(b, fh2)
     g2 = b.sub(fh2, g1)
@@ -222,7 +218,7 @@ def log2_fused(b: Builder, f: SSAValue, kf: SSAValue) -> tuple[SSAValue, SSAValu
     hi, lo = fast2sum(b, kf, p)
     small = b.muladd(f, b.f32(L2E_LO), b.add(lo, pe))
     small = b.muladd(b.f32(-L2E / 2), f2e, small)
-    small = b.muladd(ln2e, b.mul(f2, q_times_f(b, f, f2)), small)
+    small = b.muladd(ln2e, b.mul(f2, times_q(b, Q, f)), small)
     return hi, b.muladd(b.mul(b.f32(-0.5), f2), ln2e, small)
 
 
