@@ -185,7 +185,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         overrides["tile_size"] = args.tile_size
     if args.noalias:
         overrides["noalias"] = True
-    options = Options.from_knobs(**overrides)
+    options = op.kernel_options(variant, Options.from_knobs(**overrides))
     options = schedules.choose(op.python_name, formula_digest(op.formula), variant, options)  # what a call runs
     kernel = compile_variant(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, options)
     if args.timing:

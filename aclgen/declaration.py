@@ -24,6 +24,7 @@ fetched from the compile cache, aclgen/cache.py) by `Operator.kernel(variant, op
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import inspect
 import keyword
@@ -56,6 +57,17 @@ class ScalarKind(enum.StrEnum):
 
     FLOAT = "float"  # an f32 kernel parameter
     LIKE_INPUT = "like-input"  # f32 for float tensors, trunc(value) as an exact i64 for integer ones
+
+
+class HalfForms(enum.StrEnum):
+    """Where the kernels of an operator's float16 and bfloat16 outputs compute the math functions
+    in their half-type forms (2^-16 of the value instead of a float32 ulp; docs/math.md)."""
+
+    STORED = "stored"  # where only a half type stores a function's result (expand-math's analysis)
+    # every function, in a kernel whose every output is float16 or bfloat16: for an operator whose
+    # bound is at the size of its terms (its reference's `scale`), where terms that cancel
+    # cannot magnify an error of 2^-16 of each past a half-type ulp of that size
+    TERMS = "terms"
 
 
 @dataclass(frozen=True)
@@ -278,6 +290,7 @@ class Operator:
     split: Split | None = None
     reference: Callable | None = None  # numpy reference of the formula: float inputs come as float64, integers as int64
     tolerance: float = 0.0  # the formula's bound against `reference`, in ulp of the output dtype
+    half_forms: HalfForms = HalfForms.STORED  # see HalfForms
     # the operator computing this one's input gradients (aclnn name), given the output gradients,
     # then this one's inputs and scalars: torch autograd runs it (aclgen/runtime/torch_library.py)
     backward: str | None = None
@@ -460,9 +473,18 @@ class Operator:
         with_defaults.__name__ = getattr(formula, "__name__", "formula")
         return with_defaults, names
 
+    def kernel_options(self, variant: Variant, options: Options | None = None) -> Options:
+        """What `variant`'s kernel compiles with: `options` (by default the declaration's, else
+        ACLGEN_*'s), every function in its half-type form where `half_forms` says so."""
+        options = options or self.options or Options.from_knobs()
+        if (self.half_forms == HalfForms.TERMS and options.half == "stored"
+                and all(d in dt.HALF for d in variant.outputs)):
+            return dataclasses.replace(options, half="all")
+        return options
+
     def kernel(self, variant: Variant, options: Options | None = None) -> Kernel:
         """The compiled kernel of `variant` (compiled now, or from the compile cache)."""
-        return cache.kernels.get(self, variant, options or self.options or Options.from_knobs())
+        return cache.kernels.get(self, variant, self.kernel_options(variant, options))
 
     def variant(self, inputs: Sequence[dt.DType], rank: int = 1, layouts: Sequence[str] | None = None,
                 attrs: tuple | None = None) -> Variant:
@@ -628,6 +650,18 @@ def _tensors(name: str, items: Sequence[str | Tensor], what: str) -> tuple[tuple
     return tuple(names), specs
 
 
+def _half_forms(name: str, forms: HalfForms | str, reference: Callable | None) -> HalfForms:
+    try:
+        forms = HalfForms(forms)
+    except ValueError:
+        raise DeclarationError(f"operator {name!r}: half_forms {forms!r} is not one of "
+                               f"{[f.value for f in HalfForms]}") from None
+    if forms == HalfForms.TERMS and not callable(getattr(reference, "scale", None)):
+        raise DeclarationError(f"operator {name!r}: half_forms='terms' needs a reference with a `scale` "
+                               "(the size of the terms its bound is measured at)")
+    return forms
+
+
 def declare(
     name: str,
     formula: Callable,
@@ -649,6 +683,7 @@ def declare(
     examples: Sequence[Example] = (),
     reference: Callable | None = None,
     tolerance: float = 0.0,
+    half_forms: HalfForms | str = HalfForms.STORED,
     options: Options | None = None,
     python_name: str | None = None,
     backward: str | None = None,
@@ -684,6 +719,7 @@ def declare(
         examples=tuple(examples),
         reference=reference,
         tolerance=tolerance,
+        half_forms=_half_forms(name, half_forms, reference),
         backward=backward.removeprefix("aclnn") if backward else None,
         options=options,
         python_name=python_name or getattr(formula, "__name__", snake(name)).replace("<lambda>", snake(name)),

@@ -56,6 +56,7 @@ int64 = DType("int64", "i64", np.dtype(np.int64), "int")
 uint8 = DType("uint8", "u8", np.dtype(np.uint8), "uint")
 
 ALL: tuple[DType, ...] = (float32, float16, bfloat16, int8, int32, int64, uint8)
+HALF: tuple[DType, ...] = (float16, bfloat16)  # computed in f32 and rounded once
 _BY_NAME = {d.name: d for d in ALL} | {d.short: d for d in ALL}
 _IR: dict | None = None
 

@@ -11,6 +11,7 @@ import pytest
 import aclgen
 import aclgen.acl as acl
 import aclgen.aclnn as aclnn
+import aclgen.ops
 from aclgen import Attr, Scalar, Tensor
 from aclgen.capi import abi, headers
 from aclgen.declaration import unregister
@@ -249,3 +250,29 @@ def test_in_place_variant_in_aclnn_and_c():
         assert "aclnnInplaceSuiteLeakyReluGetWorkspaceSize" in dir(aclnn)
     finally:
         unregister("SuiteLeakyRelu")
+
+
+def test_half_forms_terms_gives_half_kernels_every_functions_half_form():
+    """half_forms="terms" (SiluBackward's): a kernel whose outputs are all half types computes
+    every function in its half-type form, unless the options name a choice; float32 kernels keep
+    the analysis's default, and the expansion is shorter (the half exp, not the float32 one)."""
+    from aclgen import dtypes as dt
+    from aclgen.kernel import Options
+
+    op = aclgen.ops.OPERATORS["silu_backward"]
+    half, f32 = op.variant((dt.bfloat16,)), op.variant((dt.float32,))
+    assert [op.kernel_options(v).half for v in (half, op.variant((dt.float16,)), f32)] == ["all", "all", "stored"]
+    assert op.kernel_options(half, Options.from_knobs(half="off")).half == "off"
+    short = op.kernel(half).ir["expand-math"].count("\n")
+    full = op.kernel(half, Options.from_knobs(half="off")).ir["expand-math"].count("\n")
+    assert short < full
+
+
+@pytest.mark.parametrize("forms,reference,message", [
+    ("terms", lambda x: x, "needs a reference with a `scale`"),
+    ("everywhere", None, "is not one of"),
+])
+def test_half_forms_needs_a_scaled_bound(forms, reference, message):
+    with pytest.raises(aclgen.DeclarationError, match=message):
+        aclgen.operator("SuiteHalfTerms", inputs=("self",), outputs=("out",), reference=reference,
+                        half_forms=forms)(lambda x: aclgen.exp(x))

@@ -65,6 +65,7 @@ gelu_backward_reference.scale = gelu_backward_scale  # type: ignore[attr-defined
     check=check,
     reference=gelu_backward_reference,
     tolerance=256,
+    half_forms="terms",
 )
 def gelu_backward(g, x):
     """The gradient of the exact GELU x * Φ(x) at `self` applied to `gradOutput` (broadcasting)."""

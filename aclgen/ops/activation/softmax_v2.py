@@ -52,9 +52,12 @@ reference.scale = _scale  # type: ignore[attr-defined]
 
 def along_dim(name: str, inputs: tuple[str, ...], check, reference):
     """The declaration the softmax family shares: tensors of one shape, an int64 `dim` (the
-    Python call's default: the last dim), one output `out`, the dtypes above, 4 ulp."""
+    Python call's default: the last dim), one output `out`, the dtypes above, 4 ulp at the
+    reference's scale, so that float16 and bfloat16 kernels take every function's half-type
+    form (LogSoftmax's exp and log: `half_forms`)."""
     return aclgen.operator(name, inputs=inputs, attrs=(Attr("dim", "int64", default=-1),), outputs=("out",),
-                           dtypes=DTYPES, broadcast=False, check=check, reference=reference, tolerance=4)
+                           dtypes=DTYPES, broadcast=False, check=check, reference=reference, tolerance=4,
+                           half_forms="terms")
 
 
 @along_dim("Softmax", ("self",), check, reference)

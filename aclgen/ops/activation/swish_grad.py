@@ -90,6 +90,7 @@ swish_backward_reference.scale = (  # type: ignore[attr-defined]
     check=check,
     reference=swish_backward_reference,
     tolerance=16,
+    half_forms="terms",
 )
 def swish_backward(g, x, beta):
     """The gradient of swish(beta) at `self` applied to `gradOutput` (betaOptional NULL: beta = 1)."""

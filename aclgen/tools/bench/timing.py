@@ -231,7 +231,7 @@ def aclgen_compile_ms(ops: Sequence, reps: int) -> list[dict]:
             for _ in range(reps):
                 t = time.perf_counter()
                 kernel = compile_variant(op.formula, op.python_name, variant, op.params, op.kernel_arg_names,
-                                         Options.from_knobs())
+                                         op.kernel_options(variant, Options.from_knobs()))
                 times.append((time.perf_counter() - t) * 1e3)
                 stages = {k: v * 1e3 for k, v in getattr(kernel, "seconds", {}).items()}
             rows.append({"tool": "aclgen", "op": op.python_name, "dtype": dtype.name, "ms": statistics.median(times),
