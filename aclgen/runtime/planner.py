@@ -403,12 +403,22 @@ def _template(call: checks.Call, tensors, staged, slots, options: Options, threa
 
 
 # Rows per block of a kernel that sums across rows (`_partials`): the pool cuts its range into
-# whole blocks (Kernel.chunking), so a block is always one thread's. Fewer blocks than MIN_BLOCKS,
-# or fewer elements than MIN_NUMEL (its workspace would cost the call its replay), keep the
-# column kernel.
+# whole blocks (Kernel.chunking), so a block is always one thread's. BLOCK_ROWS, halved down to
+# MIN_BLOCK_ROWS until the call has MIN_BLOCKS blocks (fewer rows, longer ones: [256, 65536] in
+# blocks of 16); fewer blocks than that, or fewer elements than MIN_NUMEL (its workspace would
+# cost the call its replay), keep the column kernel.
 BLOCK_ROWS = 64
+MIN_BLOCK_ROWS = 8
 MIN_BLOCKS = 16
 MIN_NUMEL = 1 << 18
+
+
+def block_rows(rows: int) -> int:
+    """Rows per block for a call of `rows` rows (a power of two: few variants)."""
+    size = BLOCK_ROWS
+    while size > MIN_BLOCK_ROWS and -(-rows // size) < MIN_BLOCKS:
+        size //= 2
+    return size
 
 
 def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: list[View], views_out: list[View],
@@ -417,7 +427,7 @@ def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: li
     (RmsNormGrad's dx and dgamma), or None where that does not apply.
 
     One kernel runs a row at a time, as for the row outputs alone, and also adds each across-row
-    sum's operand into a row of f32 per block of BLOCK_ROWS rows in the workspace (threads own
+    sum's operand into a row of f32 per block of rows (`block_rows`) in the workspace (threads own
     whole blocks, so each block's sums are added in row order by one thread). Then a kernel per
     such output adds the blocks up, a column kernel over [blocks, row] into the output. x and dy
     are read once instead of twice, and the bits are the same for every thread count."""
@@ -442,7 +452,8 @@ def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: li
         summed = [k for k in given if k in sums]
         outs = [View(v.tensor, tuple(shape), walk) if k in sums else v for k, v in zip(given, views_out)]
         p = plan(shape, [broadcast_strides(v.dims, v.strides, shape) for v in (*views_in, *outs)], axes)
-        blocks = -(-p.rows // BLOCK_ROWS)
+        size = block_rows(p.rows)
+        blocks = -(-p.rows // size)
         if p.columns or blocks < MIN_BLOCKS or p.numel < MIN_NUMEL:
             return None
         part = -(-blocks * row * 4 // ALIGN) * ALIGN  # each partial: [blocks, row] f32, one after the other
@@ -452,11 +463,11 @@ def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: li
         variant = Variant(tuple(C.kernel_of(tensors[v.tensor].dtype) for v in views_in),
                           tuple(dt.float32 if k in sums else C.kernel_of(tensors[n_in + k].dtype) for k in given),
                           p.rank, p.layouts, call.attr_values, p.reduced, absent, tuple(given), False,
-                          tuple(j for j, k in enumerate(given) if k in sums), BLOCK_ROWS)
+                          tuple(j for j, k in enumerate(given) if k in sums), size)
         moved = p.numel * sum(tensors[v.tensor].itemsize for v in views if v.scratch is None)
         kernel = op.kernel(variant, options_for(op.options or options, moved))
         # its range counts rows, rounded up to whole blocks (as is each chunk of the pool)
-        launches = [Template(kernel, pack(kernel.meta_layout, p.shape, p.strides, slots), blocks * BLOCK_ROWS, views,
+        launches = [Template(kernel, pack(kernel.meta_layout, p.shape, p.strides, slots), blocks * size, views,
                              threads_for(p.numel, threads))]
         for k in summed:  # then each output's blocks added up
             j = given.index(k)
