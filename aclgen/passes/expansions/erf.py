@@ -327,9 +327,7 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     Central: a (C0HI + P(a^2)), P of degree 10 by Estrin (a C0HI is the one big term, rounded
     once with the rest). Tail: w = -log((1 - a)(1 + a)) with 1 - a exact and (1 - a)(1 + a) =
     2e - e^2 one multiply-add; then one of three degree-8 polynomials in d = u - center, its
-    coefficients picked per lane (where the target has a vector permute, one `Builder.lookup`
-    each from the set's number, instead of two selects and three constants: AVX2, 1M float32,
-    1.77-1.90 -> 1.56-1.58 ms, 770 -> 623 instructions a loop of 32 lanes): u = w (w < 2 and 2 <= w <= 5: Giles' form a P(d), no square
+    coefficients picked per lane: u = w (w < 2 and 2 <= w <= 5: Giles' form a P(d), no square
     root, and w's own error barely matters) or u = sqrt(w) (w > 5: P(d)). M (c0 + d q + c1 dl)
     with M = a or 1: dl is d's rounding error, and M c0 (the big term) is exact through 12-bit
     splits, so the sum rounds once. One set for w in [0.82, 5] reached 2.1 ulp without FMA (d q
@@ -354,14 +352,15 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     up = b.cmp(Predicate.OGT, w, b.f32(5.0))
     mid = b.cmp(Predicate.OGE, w, b.f32(2.0))
 
-    if b.permute:  # one vpermps a coefficient, from the set's number 0 (A), 1 (B) or 2 (H)
-        key = b.select(up, b.i32(2), b.select(mid, b.i32(1), b.i32(0)))
+    # Where the target has a vector permute, a coefficient is one lookup by the set's number (0: A,
+    # 1: B, 2: H) instead of two selects of three constants: the same values; AVX2, 1M float32,
+    # 1.77-1.90 -> 1.56-1.58 ms, 770 -> 623 instructions in a loop of 32 lanes.
+    key = b.select(up, b.i32(2), b.select(mid, b.i32(1), b.i32(0))) if b.permute else None
 
-        def pick(h_: float, b_: float, a_: float) -> SSAValue:
+    def pick(h_: float, b_: float, a_: float) -> SSAValue:
+        if key is not None:
             return b.lookup((a_, b_, h_, 0.0, 0.0, 0.0, 0.0, 0.0), key)
-    else:
-        def pick(h_: float, b_: float, a_: float) -> SSAValue:
-            return b.select(up, b.f32(h_), b.select(mid, b.f32(b_), b.f32(a_)))
+        return b.select(up, b.f32(h_), b.select(mid, b.f32(b_), b.f32(a_)))
 
     k = [pick(*coefs) for coefs in zip(EINV_H, EINV_B, EINV_A)]
     cc = pick(EINV_HC, EINV_BC, EINV_AC)
