@@ -56,6 +56,7 @@ fast_gelu_backward_reference.scale = lambda dy, x: swish_gradient_scale(dy, 1.70
     check=check,
     reference=fast_gelu_backward_reference,
     tolerance=128,
+    half_forms="terms",
 )
 def fast_gelu_backward(dy, x):
     """The gradient of fast_gelu at `self` applied to `gradOutput`."""

@@ -154,6 +154,7 @@ SPLIT = Split("self", dim="dim", into=("a", "b"), whole=("gradInput",), whole_in
     input_shapes=grad_input_shapes("GeGluBackward", "self", "hwh"),
     reference=ge_glu_backward_reference,
     tolerance=256,
+    half_forms="terms",
 )
 def ge_glu_backward(g, a, b, gelu, approximate):
     """The gradient of GeGlu(self) along `dim`, applied to `gradOutput` (with the forward's `gelu`)."""
@@ -174,6 +175,7 @@ def ge_glu_backward(g, a, b, gelu, approximate):
     input_shapes=grad_input_shapes("GeGluBackward", "self", "hwh"),
     reference=ge_glu_v3_backward_reference,
     tolerance=256,
+    half_forms="terms",
 )
 def ge_glu_v3_backward(g, a, b, gelu, approximate, activate_left):
     """The gradient of GeGluV3(self) along `dim`, applied to `gradOutput` (with the forward's `gelu`)."""

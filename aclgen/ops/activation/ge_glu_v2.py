@@ -146,6 +146,7 @@ COMMON = dict(
     result=result,
     input_shapes=input_shapes,
     tolerance=256,
+    half_forms="terms",
 )
 
 

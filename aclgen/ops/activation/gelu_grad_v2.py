@@ -96,6 +96,7 @@ gelu_backward_v2_reference.scale = gelu_backward_v2_scale  # type: ignore[attr-d
     check=check,
     reference=gelu_backward_v2_reference,
     tolerance=256,
+    half_forms="terms",
 )
 def gelu_backward_v2(g, x, approximate):
     """The gradient of GELU (approximate "none": exact, "tanh": the tanh approximation) at `self`

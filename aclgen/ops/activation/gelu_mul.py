@@ -111,6 +111,7 @@ gelu_mul_reference.scale = _scale  # type: ignore[attr-defined]
     input_shapes=input_shapes,
     reference=gelu_mul_reference,
     tolerance=256,
+    half_forms="terms",
 )
 def gelu_mul(x1, x2, approximate):
     """Gelu of the first half of `input`'s last dim ("none": erf, "tanh") times the second half."""

@@ -70,6 +70,7 @@ mish_backward_reference.scale = mish_backward_scale  # type: ignore[attr-defined
     check=check,
     reference=mish_backward_reference,
     tolerance=16,
+    half_forms="terms",
 )
 def mish_backward(g, x):
     """The gradient of mish at `self` applied to `gradOutput` (broadcasting)."""

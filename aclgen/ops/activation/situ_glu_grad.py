@@ -158,6 +158,7 @@ situ_glu_grad_reference.scale = _scale  # type: ignore[attr-defined]
     input_shapes=grad_input_shapes("SituGluGrad", "x", "hw"),
     reference=situ_glu_grad_reference,
     tolerance=6,
+    half_forms="terms",
 )
 def situ_glu_grad(gy, a, b, beta, linear_beta, activate_left):
     """The gradient of SituGlu(x) along `dim`, applied to `gradY`."""
