@@ -37,12 +37,13 @@ from typing import TypeVar
 from xdsl.dialects import scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
+from aclgen import dtypes as dt
 from aclgen.dialects import ew, tile
 from aclgen.dialects.ew import element
 
 K = TypeVar("K", bound=Hashable)
 Signs = dict[tuple[SSAValue, int], bool]  # (value, 1): never negative; (value, -1): never positive
-HALF_TYPES = ("f16", "bf16")
+HALF_TYPES = tuple(d.short for d in dt.HALF)  # their IR element types' names
 #: Operations that carry a relative error from an operand to their result unchanged.
 THROUGH = (ew.MulOp, ew.DivOp, ew.NegOp)
 #: Operations that move a value between lanes or registers without computing.
