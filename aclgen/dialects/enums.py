@@ -28,6 +28,12 @@ class Layout(enum.StrEnum):
         """The layout a view with this innermost stride (in elements) runs in."""
         return cls.CONTIGUOUS if stride == 1 else cls.BROADCAST if stride == 0 else cls.STRIDED
 
+    def stored(self) -> Layout:
+        """The layout an output of this layout is stored in: a stride-0 output (its innermost dim
+        has length 1, where no stride is taken) as a strided one, since a store writes each of
+        its columns where a broadcast load reads one element for all."""
+        return Layout.STRIDED if self == Layout.BROADCAST else self
+
 
 class Predicate(enum.StrEnum):
     """A compare's predicate. Float compares are ordered (NaN compares false) except `une`

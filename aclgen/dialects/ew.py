@@ -27,6 +27,7 @@ selects and conversions are exact.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
@@ -131,10 +132,17 @@ def element(t: Attribute) -> Attribute:
     return t.element_type if isinstance(t, VectorType) else t
 
 
+@cache
+def vector(elem: Attribute, n: int) -> VectorType:
+    """`vector<n x elem>`, made once (types are immutable; building one verifies its parameters,
+    which took a twentieth of a cold compile)."""
+    return VectorType(elem, [n])
+
+
 def like(t: Attribute, elem: Attribute) -> Attribute:
     """`elem`, as a vector of the same length as `t` when `t` is a vector."""
     n = lanes(t)
-    return elem if n is None else VectorType(elem, [n])
+    return elem if n is None else vector(elem, n)
 
 
 def _types(ts) -> str:

@@ -173,6 +173,7 @@ class _Access(IRDLOperation):
         layout: StringAttr
         elem: Attribute
         deinterleaved: UnitAttr | None
+        mask: SSAValue | None
 
     def _check(self, value_type: Attribute) -> None:
         if self.layout.data not in tuple(Layout):
@@ -185,6 +186,8 @@ class _Access(IRDLOperation):
                 raise VerifyException(
                     f"{self.name} deinterleaved needs a contiguous even-width bf16 vector, got {value_type}"
                 )
+            if self.mask is not None:
+                raise VerifyException(f"{self.name} deinterleaved moves whole vectors: it takes no mask")
 
     @staticmethod
     def _flags(deinterleaved: bool) -> dict[str, Attribute]:
@@ -200,10 +203,10 @@ class LoadOp(_Access):
     With `mask` (a prefix of the columns, `tile.prefix`), only those columns are read (a
     remainder: nothing past them is touched) and the other lanes are `fill`.
 
-    `deinterleaved` (contiguous bf16 vectors) orders the lanes even columns first: lane j holds
-    column `col + 2j` for j < W/2 and `col + 2(j - W/2) + 1` after. A loop whose loads and
-    stores are all deinterleaved computes what it would without (its body is lane-wise), and
-    bf16 lowers without cross-lane packing that way.
+    `deinterleaved` (whole contiguous bf16 vectors, no mask) orders the lanes even columns first:
+    lane j holds column `col + 2j` for j < W/2 and `col + 2(j - W/2) + 1` after. A loop whose
+    loads and stores are all deinterleaved computes what it would without (its body is
+    lane-wise), and bf16 lowers without cross-lane packing that way.
 
         %x = tile.load %row[%c] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
     """

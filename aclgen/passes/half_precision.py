@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from aclgen import dtypes as dt
@@ -93,19 +93,46 @@ def _carried(v: SSAValue) -> tuple[SSAValue, SSAValue] | None:
     return loop.iter_args[i], yield_op.operands[i]  # type: ignore[union-attr]
 
 
-def _buffer_accesses(buffer: SSAValue) -> tuple[list[tile.StoreOp], list[tile.LoadOp]] | None:
-    """The stores and loads of a `tile.alloca` buffer, if those are all its uses (as their row)."""
-    if not isinstance(buffer.owner, tile.AllocaOp):
+def _buffers(ptr: SSAValue) -> list[SSAValue] | None:
+    """The `tile.alloca` buffers `ptr` points into (through offsets and selects: a vector loop's
+    rows, moved to a piece's first column or to its scratch vector), if it points into no other
+    memory."""
+    op = ptr.owner
+    if isinstance(op, tile.AllocaOp):
+        return [ptr]
+    if isinstance(op, tile.OffsetOp):
+        return _buffers(op.base)
+    if isinstance(op, arith.SelectOp):
+        a, b = _buffers(op.lhs), _buffers(op.rhs)
+        return None if a is None or b is None else a + b
+    return None
+
+
+def _buffer_accesses(ptr: SSAValue) -> tuple[list[tile.StoreOp], list[tile.LoadOp]] | None:
+    """The stores and loads of the buffers `ptr` points into, if those are all their uses (as
+    their row, directly or through offsets and selects)."""
+    buffers = _buffers(ptr)
+    if buffers is None:
         return None
     stores, loads = [], []
-    for use in buffer.uses:
-        op = use.operation
-        if isinstance(op, tile.StoreOp) and use.index == 1:
-            stores.append(op)
-        elif isinstance(op, tile.LoadOp) and use.index == 0:
-            loads.append(op)
-        else:
-            return None
+    views, seen = list(buffers), set()
+    while views:
+        view = views.pop()
+        if view in seen:
+            continue
+        seen.add(view)
+        for use in view.uses:
+            op = use.operation
+            if isinstance(op, tile.StoreOp) and use.index == 1:
+                stores.append(op)
+            elif isinstance(op, tile.LoadOp) and use.index == 0:
+                loads.append(op)
+            elif isinstance(op, tile.OffsetOp) and use.index == 0 or isinstance(op, arith.SelectOp) and use.index > 0:
+                if _buffers(op.results[0]) is None:  # a select of a buffer and other memory
+                    return None
+                views.append(op.results[0])
+            else:
+                return None
     return stores, loads
 
 
@@ -181,6 +208,7 @@ def _half_use(op: Operation, index: int, yes: dict[SSAValue, bool], signs: Signs
 
 
 def _carries(v: SSAValue) -> bool:
-    """Whether a value a loop carries or a buffer keeps may be taken on: a sum, a loop's result or
-    a function's own result, never a product (module docstring)."""
-    return isinstance(v.owner, ew.AddOp | scf.ForOp | ew.FunctionOp)
+    """Whether a value a loop carries or a buffer keeps may be taken on: a sum, a loop's result, a
+    function's own result or a load (moved unchanged: a head or tail into its scratch vector),
+    never a product (module docstring)."""
+    return isinstance(v.owner, ew.AddOp | scf.ForOp | ew.FunctionOp | tile.LoadOp)

@@ -88,7 +88,7 @@ from aclgen.passes.expansions import INTRINSICS
 def llvm_type(t: Attribute) -> Attribute:
     """The LLVM-level type of an aclgen IR value (bf16 -> i32, ui8 -> i8, vectors likewise)."""
     if isinstance(t, VectorType):
-        return VectorType(llvm_type(t.element_type), t.get_shape())
+        return like(t, llvm_type(t.element_type))
     if isinstance(t, BFloat16Type):
         return i32
     if isinstance(t, IntegerType):
@@ -532,25 +532,11 @@ class LowerLoad(Lowering):
 
     def deinterleaved(self, b: Builder, op: tile.LoadOp) -> SSAValue:
         """Lanes [0, n/2) get the even columns, [n/2, n) the odd ones (bf16 only: the verifier
-        sees to it); little-endian, so column 2k is the low half of word k. With a mask (a prefix
-        of the columns), the columns are read by a masked load and the words are its bits."""
+        sees to it); little-endian, so column 2k is the low half of word k."""
         rt = op.result.type
         n = lanes(rt)
         assert n is not None and isinstance(op.elem, BFloat16Type)
-        word_type = VectorType(i32, [n // 2])
-        if op.mask is not None:
-            assert op.fill is not None
-            t = VectorType(i16, [n])
-            fill = int(_memory_constant(op.fill.value.data, op.elem))
-            count = _prefix_count(op.mask)
-            if not self.halves_masked and count is not None:
-                raw = load_halves(b, _ptr(b, op), count, n, fill)
-            else:
-                raw = b(llvm.CallIntrinsicOp(f"llvm.masked.load.v{n}i16.p0",
-                                             [_ptr(b, op), b.llvm(2, i32), op.mask, b.llvm(fill, t)], [t]))
-            words = b(llvm.BitcastOp(raw, word_type))
-        else:
-            words = b(llvm.LoadOp(_ptr(b, op), word_type, alignment=_itemsize(op.elem)))
+        words = b(llvm.LoadOp(_ptr(b, op), VectorType(i32, [n // 2]), alignment=_itemsize(op.elem)))
         even = b(llvm.ShlOp(words, b.llvm(16, words.type)))
         odd = b(llvm.AndOp(words, b.llvm(HIGH_HALF, words.type)))
         return shuffle(b, even, odd, list(range(n)), llvm_type(rt))
@@ -567,12 +553,7 @@ class LowerStore(Lowering):
         t = op.value.type
         n = lanes(t)
         align = op.align.value.data if op.align is not None else _itemsize(op.elem)
-        if op.deinterleaved is not None:
-            value = self.deinterleaved(b, op.value, t)
-            if op.mask is not None and n is not None:  # the masked store writes the image's columns
-                value = b(llvm.BitcastOp(value, VectorType(i16, [n])))
-        else:
-            value = to_memory(b, op.value, t)
+        value = self.deinterleaved(b, op.value, t) if op.deinterleaved is not None else to_memory(b, op.value, t)
         if op.mask is not None:
             self.masked(b, op, value, align)
         elif n is None or op.layout.data == Layout.CONTIGUOUS:

@@ -853,7 +853,7 @@ def _final_pass(row: _Row, element_outputs, partials: Sequence[int] = (), first:
             assert first is not None
             old = cb(tile.LoadOp(ptrs[o], col, row.strides[o][-1], view.layout.data, f32))
             value = cb.select(first, value, cb.add(old, value))
-        cb(tile.StoreOp(value, ptrs[o], col, row.strides[o][-1], view.layout.data, view.element_type))
+        cb(tile.StoreOp(value, ptrs[o], col, row.strides[o][-1], Layout(view.layout.data).stored(), view.element_type))
     cb(scf.YieldOp())
     columns = scf.ForOp(rb.index(0), row.inner, rb.index(1), [], Region(cb_block))
     columns.attributes["tile.inner"] = UnitAttr()
@@ -877,7 +877,7 @@ def _final_pass_columns(row: _Row, element_outputs) -> None:
     for j, v, view in element_outputs:
         value = _clone_cone(v, row, cb, at, row.col, row.width, row.mask, memo)
         o = n_in + j
-        cb(tile.StoreOp(value, at[o], row.col, row.lane_stride(o), view.layout.data, view.element_type,
+        cb(tile.StoreOp(value, at[o], row.col, row.lane_stride(o), Layout(view.layout.data).stored(), view.element_type,
                         mask=row.mask))
     cb(scf.YieldOp())
     rb(scf.ForOp(rb.index(0), row.inner, rb.index(1), [], Region(cb_block)))

@@ -1,13 +1,16 @@
 """`vectorize-elementwise`: run the column loop `width` elements at a time.
 
-Every `scf.for ... {tile.inner}` becomes a vector loop over the largest multiple of `width`
-columns, whose body is the scalar body with every value widened to `vector<width x T>` (the
-`ew` ops are shape-polymorphic, so they are re-created with vector types; compares give vector
-masks), followed by one more vector step for the remaining `< width` columns (the tail) whose
-loads and stores are masked to them: no scalar loop is left (a scalar exp per leftover column
-cost a 256-float softmax row 3x, and Glu's 256-float rows of a split view 2.7x). Values from
-outside the loop (parameters) are splatted once before it; broadcast (stride-0) operands are
-loaded once per row and splatted.
+Every `scf.for ... {tile.inner}` becomes a vector loop whose body is the scalar body with every
+value widened to `vector<width x T>` (the `ew` ops are shape-polymorphic, so they are re-created
+with vector types; compares give vector masks). The body exists once: a `tile.pieces` loop runs
+the vector loop over the largest multiple of `width` columns in place, and over the remaining
+`< width` columns (the tail) through scratch vectors in the function's frame — masked loads copy
+the tail's columns into them, one vector step computes on them, masked stores copy its results
+back. No scalar loop is left (a scalar exp per leftover column cost a 256-float softmax row 3x,
+and Glu's 256-float rows of a split view 2.7x), and no second copy of the body: a masked copy
+cost every later stage its size again (a cold compile of GELU's two forms took 1.45x as long;
+see `_pieces`). Values from outside the loop (parameters) are splatted once before it;
+broadcast (stride-0) operands are loaded once per row and splatted.
 
 `width = 0` takes the model's width (`model_width`) for `lanes`, the f32 lanes of one of the
 target's vector registers (the compiler passes 4 for SSE, 8 for AVX2, 16 for AVX-512; the
@@ -17,14 +20,14 @@ aclgen/frontend/dsl.py), and 32 lanes in at most four registers for other deinte
 The runtime passes a width `aclgen tune` measured instead, where it measured one
 (aclgen/schedules.py).
 
-With `align = true` (default) the vector loop starts at the first column where the first
+With `align = true` (default) the whole vectors start at the first column where the first
 contiguous output's vector stores are aligned to one register (`4 * lanes` bytes, or the whole
-vector if that is narrower), and the masked steps, run in a two-trip `tile.remainders` loop, do
-both the columns before it and the tail (a view that is not even element-aligned is done wholly
-by them); those stores then carry `align`. A loop marked `tile.no_peel` (a row kernel's
-column loop: rows may be short) is not aligned. `nontemporal = true` makes the contiguous vector
-store a streaming store (for outputs larger than the caches, where it saves the
-read-for-ownership traffic) — when the loop has exactly one output stream; with several,
+vector if that is narrower), and the columns before it (the head) are one more piece through
+the scratch vectors, like the tail (a view that is not even element-aligned is done wholly by
+them); the whole vectors' stores then carry `align`. A loop marked `tile.no_peel` (a row
+kernel's column loop: rows may be short) is not aligned. `nontemporal = true` makes the
+contiguous vector store a streaming store (for outputs larger than the caches, where it saves
+the read-for-ownership traffic) — when the loop has exactly one output stream; with several,
 partial write-combining flushes make streaming stores slower. A `tile.no_peel` loop streams
 only a row that is whole aligned vectors, and stores any other row as usual (`_streamed_row`).
 
@@ -32,27 +35,36 @@ With `deinterleave = true` (default) a loop whose every access is a contiguous o
 one gets `deinterleaved` contiguous loads and stores (even columns in the low lanes, odd ones in
 the high lanes; the body is lane-wise, so the result is the same): bf16 then widens and narrows
 with a shift or a mask per register instead of zero-extensions and cross-lane packs (hardswish
-bf16, 1M elements: see `deinterleaves`).
+bf16, 1M elements: see `deinterleaves`). The scratch vectors hold the columns in memory order,
+so the body reads them deinterleaved like any row.
 
 Before:
     scf.for %c = %c0 to %c1 step %one : i64 {
-      %x = tile.load %row[%c] stride %s {layout = "contiguous"} : f32 -> f32
-      %m = ew.cmp ole %x, %t : f32, f32
+      %x = tile.load %row[%c] stride %s "contiguous" : f32 -> f32
+      %m = ew.cmp "ole" %x, %t : f32, f32 -> i1
       ...
     } {tile.inner}
-After:
+After (align = false):
+    %scratch = tile.alloca 8 x f32                        (in the function's entry block)
+    ...
     %t8 = tile.splat %t : f32 -> vector<8xf32>
-    scf.for %c = %c0 to %cv step %eight : i64 {
-      %x = tile.load %row[%c] stride %s {layout = "contiguous"} : f32 -> vector<8xf32>
-      %m = ew.cmp ole %x, %t8 : vector<8xf32>, vector<8xf32>
-      ...
-    } {tile.vector}
-    scf.for %c = %cv to %c1 step %eight : i64 {
-      %n = arith.subi %c1, %c : i64
-      %m = tile.prefix %n : i64 -> vector<8xi1>
-      %x = tile.load %row[%c] stride %s mask %m : vector<8xi1> "contiguous" {fill = 0.0 : f32} : f32 -> vector<8xf32>
-      ...
-    } {tile.vector}
+    scf.for %piece = %one to %three step %one : i64 {      (1: whole vectors, 2: the tail)
+      ... %from, %count: the piece's first column and its number of columns
+      %masked = arith.cmpi ne, %piece, %one : i64
+      scf.if %scratched {                                 (the tail has columns)
+        %m = tile.prefix %count : i64 -> vector<8xi1>
+        %v = tile.load %row[%from] stride %s mask %m : vector<8xi1> "contiguous" {fill = 0.0 : f32} : f32 -> vector<8xf32>
+        tile.store %v, %scratch[%zero] stride %one "contiguous" : vector<8xf32> -> f32
+      }
+      %at = tile.offset %row[%from] : f32
+      %x_row = arith.select %masked, %scratch, %at : !llvm.ptr
+      scf.for %c = %zero to %columns step %eight : i64 {
+        %x = tile.load %x_row[%c] stride %s "contiguous" : f32 -> vector<8xf32>
+        %m = ew.cmp "ole" %x, %t8 : vector<8xf32>, vector<8xf32> -> vector<8xi1>
+        ...
+      } {tile.vector}
+      scf.if %scratched { ...the outputs' scratch vectors back, by masked stores... }
+    } {tile.pieces}
 """
 
 from __future__ import annotations
@@ -60,7 +72,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, ModuleOp, UnitAttr, VectorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -71,7 +83,7 @@ from aclgen.dialects.enums import Layout
 
 
 def _vec(t, width: int):
-    return VectorType(t, [width])
+    return ew.vector(t, width)
 
 
 def _aligned_store(body: Block) -> tile.StoreOp | None:
@@ -107,20 +119,20 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
     c0, c1 = loop.lb, loop.ub
     first = c0
     w = pre(arith.ConstantOp(IntegerAttr(width, i64)))
+    zero = pre(arith.ConstantOp(IntegerAttr(0, i64)))
     no_peel = "tile.no_peel" in loop.attributes
     target = _aligned_store(body) if align and not no_peel else None
     align_bytes = 0
     cp = None
     if target is not None:
-        # the vector loop starts at cp, where the target's vector stores are aligned to a register
-        align_bytes = min(width * dtypes.from_ir(target.elem).itemsize, 4 * lanes)
+        # the whole vectors start at cp, where the target's vector stores are aligned to a register
+        align_bytes = _register_bytes(target, width, lanes)
         gap = pre(tile.AlignOffsetOp(target.row, c0, align_bytes, target.elem))
         cp = pre(arith.MinSIOp(pre(arith.AddiOp(c0, gap)), c1))
         cp.name_hint = "peel_end"
         c0 = cp
-    # vector loop bounds: [c0, cv) with cv = c1 - (c1 - c0) % width
-    n = pre(arith.SubiOp(c1, c0))
-    cv = pre(arith.SubiOp(c1, pre(arith.RemSIOp(n, w))))
+    # whole vectors: [c0, cv) with cv = c1 - (c1 - c0) % width
+    cv = pre(arith.SubiOp(c1, pre(arith.RemSIOp(pre(arith.SubiOp(c1, c0)), w))))
     cv.name_hint = "vector_end"
 
     # Streaming stores only pay for a lone output stream: with several, the write-combining
@@ -131,128 +143,191 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
                if isinstance(o, tile.StoreOp) and o.layout.data == Layout.CONTIGUOUS and o.row not in read]
     nontemporal = nontemporal and len(streams) == 1
     lines = streams[0] if nontemporal and no_peel and align else None  # see `_streamed_row`
-    lines_bytes = min(width * dtypes.from_ir(lines.elem).itemsize, 4 * lanes) if lines else 0
     deinterleave = deinterleave and width % 2 == 0 and deinterleaves(body)
-    splats: dict[SSAValue, SSAValue] = {}
     hoisted: dict[SSAValue, SSAValue] = {}  # broadcast loads, once before the loop
+    for op in body.ops:
+        if isinstance(op, tile.LoadOp) and op.layout.data == Layout.BROADCAST:
+            scalar = pre(tile.LoadOp(op.row, first, op.stride, Layout.BROADCAST, op.elem))
+            hoisted[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
+    accesses = [o for o in body.ops if isinstance(o, tile.StoreOp)
+                or isinstance(o, tile.LoadOp) and o.layout.data != Layout.BROADCAST]
+    splats: dict[SSAValue, SSAValue] = {}
 
-    def vector_of(v: SSAValue, mapping: dict[SSAValue, SSAValue]) -> SSAValue:
-        """The vector form of a value used inside the vector loop."""
-        if v in mapping:
-            return mapping[v]
-        if v not in splats:  # defined outside the loop: splat once, before it
-            splats[v] = pre(tile.SplatOp(v, _vec(v.type, width)))
-        return splats[v]
-
-    def widened(hi: SSAValue | None, aligned_store: tile.StoreOp | None = target, align_bytes: int = align_bytes,
-                nontemporal: bool = nontemporal) -> Block:
-        """The body `width` columns at a time; with `hi`, only the first `hi - column` of them
-        (a remainder), every load and store masked. `aligned_store`'s vector stores carry
-        `align_bytes`; `nontemporal` streams the output stream's unmasked ones."""
+    def widened(bases: dict[Operation, SSAValue], strides: dict[Operation, SSAValue],
+                aligned_store: tile.StoreOp | None, align_bytes: int, nontemporal: bool) -> Block:
+        """The body `width` columns at a time, each access at its `bases` row (moved to the run's
+        first column) with its `strides` stride. `aligned_store`'s stores carry `align_bytes`;
+        `nontemporal` streams the output stream's."""
         vbody = Block(arg_types=[i64])
-        viv = vbody.args[0]
-        mapping: dict[SSAValue, SSAValue] = {iv: viv}
-        mask = None
-        if hi is not None:
-            count = arith.SubiOp(hi, viv)
-            mask = tile.PrefixOp(count, width)
-            vbody.add_ops([count, mask])
+        col = vbody.args[0]
+        mapping: dict[SSAValue, SSAValue] = {iv: col, **hoisted}
+
+        def vector_of(v: SSAValue) -> SSAValue:
+            if v in mapping:
+                return mapping[v]
+            if v not in splats:  # defined outside the loop: splat once, before it
+                splats[v] = pre(tile.SplatOp(v, _vec(v.type, width)))
+            return splats[v]
+
         for op in body.ops:
             match op:
                 case scf.YieldOp():
                     vbody.add_op(scf.YieldOp())
-                case tile.LoadOp() if op.layout.data == Layout.BROADCAST:
-                    if op.result not in hoisted:
-                        scalar = pre(tile.LoadOp(op.row, c0, op.stride, Layout.BROADCAST, op.elem))
-                        hoisted[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
-                    mapping[op.result] = hoisted[op.result]
+                case tile.LoadOp() if op.result in hoisted:
+                    pass
                 case tile.LoadOp():
-                    new = tile.LoadOp(op.row, viv, op.stride, op.layout.data, op.elem, _vec(op.elem, width),
-                                      deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS,
-                                      mask=mask.result if mask else None, fill=0.0 if mask else None)
+                    new = tile.LoadOp(bases[op], col, strides[op], op.layout.data, op.elem, _vec(op.elem, width),
+                                      deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS)
                     vbody.add_op(new)
                     mapping[op.result] = new.result
                 case tile.StoreOp():
-                    aligned = op is aligned_store and not mask
-                    vbody.add_op(
-                        tile.StoreOp(
-                            vector_of(op.value, mapping), op.row, viv, op.stride, op.layout.data, op.elem,
-                            align=align_bytes if aligned else None,
-                            nontemporal=nontemporal and not mask and op in streams,
-                            deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS,
-                            mask=mask.result if mask else None,
-                        )
-                    )
+                    vbody.add_op(tile.StoreOp(
+                        vector_of(op.value), bases[op], col, strides[op], op.layout.data, op.elem,
+                        align=align_bytes if op is aligned_store else None,
+                        nontemporal=nontemporal and op in streams,
+                        deinterleaved=deinterleave and op.layout.data == Layout.CONTIGUOUS))
                 case _ if op.dialect_name() == "ew":
-                    new = type(op).create(
-                        operands=[vector_of(v, mapping) for v in op.operands],
-                        result_types=[_vec(r.type, width) for r in op.results],
-                        properties=dict(op.properties),
-                        attributes=dict(op.attributes),
-                    )
+                    new = type(op).create(operands=[vector_of(v) for v in op.operands],
+                                          result_types=[_vec(r.type, width) for r in op.results],
+                                          properties=dict(op.properties), attributes=dict(op.attributes))
                     vbody.add_op(new)
-                    for old, res in zip(op.results, new.results):
-                        mapping[old] = res
+                    mapping.update(zip(op.results, new.results))
                 case _:
                     raise ValueError(f"in pass vectorize-elementwise: cannot vectorize {op.name} in a column loop")
         return vbody
 
-    def masked_loop(lo: SSAValue, hi: SSAValue) -> scf.ForOp:
-        """[lo, hi) `width` columns at a time, every step masked to the columns left."""
-        remainder = scf.ForOp(lo, hi, w, [], Region(widened(hi)))
-        remainder.attributes["tile.vector"] = UnitAttr()
-        return remainder
+    def run(ops: list[Operation], lo: SSAValue, end: SSAValue, bases: dict[Operation, SSAValue],
+            strides: dict[Operation, SSAValue], aligned_store: tile.StoreOp | None, align_bytes: int,
+            nontemporal: bool) -> None:
+        """A vector loop over the `end` columns from `lo`: each access's row moved to `lo`."""
+        for op in accesses:
+            if op not in bases:
+                at = lo if op.layout.data == Layout.CONTIGUOUS else _add(ops, arith.MuliOp(lo, op.stride))
+                bases[op] = _add(ops, tile.OffsetOp(op.row, at, op.elem))
+        vloop = scf.ForOp(zero, end, w, [], Region(widened(bases, {**{o: o.stride for o in accesses}, **strides},
+                                                             aligned_store, align_bytes, nontemporal)))
+        vloop.attributes["tile.vector"] = UnitAttr()
+        ops.append(vloop)
 
-    vloop = scf.ForOp(c0, cv, w, [], Region(widened(None, nontemporal=nontemporal and lines is None)))
-    vloop.attributes["tile.vector"] = UnitAttr()
-    if cp is None and lines is not None:
-        row = _streamed_row(c0, c1, cv, w, widened, lines, lines_bytes, [vloop, masked_loop(cv, c1)])
+    pieces = _pieces(first, cp, cv, c1, zero, w, width, accesses, run, target, align_bytes,
+                     nontemporal and lines is None, _scratch(loop, accesses, width))
+    if lines is not None:  # cp is None: rows are not peeled
+        row = _streamed_row(c0, c1, w, run, lines, _register_bytes(lines, width, lanes), pieces)
         parent.insert_ops_before([*before, *row], loop)  # after the call: it adds to `before`
-    elif cp is None:  # the < width last columns in one masked step
-        parent.insert_ops_before([*before, vloop, masked_loop(cv, c1)], loop)
     else:
-        # One masked loop serves both remainders, the peeled head [first, cp) and the tail
-        # [cv, c1), in a two-trip loop: a second copy of the body would cost compile time for
-        # nothing (columns are independent, so their order does not matter).
-        rbody = Block(arg_types=[i64])
-        r = rbody.args[0]
-        zero = arith.ConstantOp(IntegerAttr(0, i64))
-        two = arith.ConstantOp(IntegerAttr(2, i64))
-        one = arith.ConstantOp(IntegerAttr(1, i64))
-        is_head = arith.CmpiOp(r, zero, "eq")
-        lo = arith.SelectOp(is_head, first, cv)
-        hi = arith.SelectOp(is_head, cp, c1)
-        rbody.add_ops([is_head, lo, hi, masked_loop(lo.result, hi.result), scf.YieldOp()])
-        remainders = scf.ForOp(zero, two, one, [], Region(rbody))
-        remainders.attributes["tile.remainders"] = UnitAttr()
-        parent.insert_ops_before([*before, vloop, zero, two, one, remainders], loop)
+        parent.insert_ops_before([*before, *pieces], loop)
     loop.detach()
     loop.erase()
 
 
-def _streamed_row(c0: SSAValue, c1: SSAValue, cv: SSAValue, w: SSAValue, widened, stream: tile.StoreOp,
-                  align_bytes: int, stored: list[Operation]) -> list[Operation]:
+def _add(ops: list[Operation], op: Operation) -> SSAValue:
+    ops.append(op)
+    return op.results[0]
+
+
+def _scratch(loop: scf.ForOp, accesses: list[tile.LoadOp | tile.StoreOp], width: int) -> dict[Operation, SSAValue]:
+    """A vector of `width` elements per access in the function's frame (made in its entry block):
+    where the masked steps' columns go through."""
+    fn: Operation | None = loop
+    while fn is not None and not isinstance(fn, func.FuncOp):
+        fn = fn.parent_op()
+    assert fn is not None, "a column loop is in a function"
+    entry = fn.body.block
+    buffers = {op: tile.AllocaOp(width, op.elem) for op in accesses}
+    for b in buffers.values():
+        b.result.name_hint = "scratch"
+    entry.insert_ops_before(list(buffers.values()), entry.first_op)  # type: ignore[arg-type]
+    return {op: b.result for op, b in buffers.items()}
+
+
+def _pieces(first: SSAValue, cp: SSAValue | None, cv: SSAValue, c1: SSAValue, zero: SSAValue, w: SSAValue,
+            width: int,
+            accesses: list[tile.LoadOp | tile.StoreOp], run, target: tile.StoreOp | None, align_bytes: int,
+            nontemporal: bool, scratch: dict[Operation, SSAValue]) -> list[Operation]:
+    """The columns [first, c1) in up to three pieces, with one copy of the body: the peeled head
+    [first, cp) (with `cp`), the whole vectors [cp, cv) in place, and the tail [cv, c1). A head or
+    tail (fewer than `width` columns) is one vector step through `scratch`: its columns are read
+    by masked loads into it, the body runs on it, and masked stores write its results back.
+    A second copy of the body with masked accesses would double the compile time of every stage
+    after vectorization; the scratch costs a few stores and loads per head or tail."""
+    ops: list[Operation] = []
+    one = _add(ops, arith.ConstantOp(IntegerAttr(1, i64)))
+    two = _add(ops, arith.ConstantOp(IntegerAttr(2, i64)))
+    three = _add(ops, arith.ConstantOp(IntegerAttr(3, i64)))
+    rb = Block(arg_types=[i64])
+    r = rb.args[0]
+    inner: list[Operation] = []
+    c0 = cp if cp is not None else first
+    r.name_hint = "piece"
+    tail = _add(inner, arith.CmpiOp(r, two, "eq"))
+    lo = _add(inner, arith.SelectOp(tail, cv, c0))
+    hi = _add(inner, arith.SelectOp(tail, c1, cv))
+    if cp is not None:
+        head = _add(inner, arith.CmpiOp(r, zero, "eq"))
+        lo = _add(inner, arith.SelectOp(head, first, lo))
+        hi = _add(inner, arith.SelectOp(head, cp, hi))
+    masked = _add(inner, arith.CmpiOp(r, one, "ne"))
+    count = _add(inner, arith.SubiOp(hi, lo))
+    copying = _add(inner, arith.CmpiOp(_add(inner, arith.SelectOp(masked, count, zero)), zero, "sgt"))
+    end = _add(inner, arith.SelectOp(masked, _add(inner, arith.SelectOp(copying, w, zero)), count))
+    for v, name in ((lo, "from"), (count, "count"), (masked, "masked"), (copying, "scratched"), (end, "columns")):
+        v.name_hint = name
+
+    def copy(loads: bool) -> list[Operation]:
+        """The masked columns into the scratch (`loads`) or back from it."""
+        ops: list[Operation] = []
+        mask = _add(ops, tile.PrefixOp(count, width))
+        for op in accesses:
+            vt = _vec(op.elem, width)
+            if isinstance(op, tile.LoadOp) == loads:
+                if loads:
+                    v = _add(ops, tile.LoadOp(op.row, lo, op.stride, op.layout.data, op.elem, vt, mask=mask, fill=0.0))
+                    ops.append(tile.StoreOp(v, scratch[op], zero, one, Layout.CONTIGUOUS, op.elem))
+                else:
+                    v = _add(ops, tile.LoadOp(scratch[op], zero, one, Layout.CONTIGUOUS, op.elem, vt))
+                    ops.append(tile.StoreOp(v, op.row, lo, op.stride, op.layout.data, op.elem, mask=mask))
+        return [*ops, scf.YieldOp()]
+
+    inner.append(scf.IfOp(copying, [], copy(loads=True)))
+    bases, strides = {}, {}
+    for op in accesses:
+        at = lo if op.layout.data == Layout.CONTIGUOUS else _add(inner, arith.MuliOp(lo, op.stride))
+        bases[op] = _add(inner, arith.SelectOp(masked, scratch[op], _add(inner, tile.OffsetOp(op.row, at, op.elem))))
+        if op.layout.data == Layout.STRIDED:
+            strides[op] = _add(inner, arith.SelectOp(masked, one, op.stride))
+    run(inner, lo, end, bases, strides, target, align_bytes, nontemporal)
+    inner.append(scf.IfOp(copying, [], copy(loads=False)))
+    rb.add_ops([*inner, scf.YieldOp()])
+    loop = scf.ForOp(zero if cp is not None else one, three, one, [], Region(rb))
+    loop.attributes["tile.pieces"] = UnitAttr()
+    return [*ops, loop]
+
+
+def _register_bytes(store: tile.StoreOp, width: int, lanes: int) -> int:
+    """The alignment of `store`'s whole vectors at aligned columns: one register (`4 * lanes`
+    bytes), or the whole vector if that is narrower."""
+    return min(width * dtypes.from_ir(store.elem).itemsize, 4 * lanes)
+
+
+def _streamed_row(c0: SSAValue, c1: SSAValue, w: SSAValue, run, stream: tile.StoreOp, align_bytes: int,
+                  stored: list[Operation]) -> list[Operation]:
     """A row loop [c0, c1) (not peeled: rows may be short) whose one output stream is to go past
     the caches: a row whose output starts on a register boundary and is whole vectors long
-    (`cv`, the vector loop's end, is c1) stores every vector aligned and streaming; any other row
-    runs `stored` (the vector loop and the masked step, storing as usual). Streaming stores that are not aligned become 8-byte
+    stores every vector aligned and streaming; any other row runs `stored` (the pieces, storing
+    as usual). Streaming stores that are not aligned become 8-byte
     `movntsd`s on x86 (eight and their shuffles a zmm), and an ordinary store to a row's partial
     end line, between streamed lines, fetches that line and (the adjacent-line prefetch) its
     streamed neighbour, which the streaming store then has to evict: RmsNorm f32 [65536, 256],
     rows 4 bytes past a line, took 11 ms with aligned streamed middles and ordinary ends, 4.1
     with every vector in `movntsd`s or every store ordinary; rows on a line, streamed whole, 2.6."""
     ops: list[Operation] = []
-
-    def add(op: Operation) -> SSAValue:
-        ops.append(op)
-        return op.results[0]
-
-    gap = add(tile.AlignOffsetOp(stream.row, c0, align_bytes, stream.elem))
-    left = add(arith.AddiOp(gap, add(arith.SubiOp(c1, cv))))  # both >= 0
-    whole = add(arith.CmpiOp(left, add(arith.ConstantOp(IntegerAttr(0, i64))), "eq"))
-    streamed = scf.ForOp(c0, c1, w, [], Region(widened(None, stream, align_bytes)))
-    streamed.attributes["tile.vector"] = UnitAttr()
-    return [*ops, scf.IfOp(whole, [], [streamed, scf.YieldOp()], [*stored, scf.YieldOp()])]
+    gap = _add(ops, tile.AlignOffsetOp(stream.row, c0, align_bytes, stream.elem))
+    n = _add(ops, arith.SubiOp(c1, c0))
+    left = _add(ops, arith.AddiOp(gap, _add(ops, arith.RemSIOp(n, w))))  # both >= 0
+    whole = _add(ops, arith.CmpiOp(left, _add(ops, arith.ConstantOp(IntegerAttr(0, i64))), "eq"))
+    streamed: list[Operation] = []
+    run(streamed, c0, n, {}, {}, stream, align_bytes, True)
+    return [*ops, scf.IfOp(whole, [], [*streamed, scf.YieldOp()], [*stored, scf.YieldOp()])]
 
 
 @dataclass(frozen=True)

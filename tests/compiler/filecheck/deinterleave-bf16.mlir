@@ -4,18 +4,25 @@
 // RUN: aclgen opt %s -p 'vectorize-elementwise{width=16 align=false},convert-scf-to-cf,lower-to-llvm{halves_masked=false}' | filecheck %s --check-prefix=WORDS
 
 // A column loop whose every access is contiguous bf16 is vectorized with deinterleaved loads and
-// stores (even columns in lanes 0-7, odd ones in lanes 8-15), and so is the masked tail step
-// (its mask is a prefix of the columns, in memory order).
-// CHECK:       scf.for
-// CHECK-NEXT:    tile.load %in0[%{{.*}}] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
-// CHECK:         tile.store %{{.*}}, %out0[%{{.*}}] stride %s "contiguous" {deinterleaved} : vector<16xbf16> -> bf16
-// CHECK:       } {tile.vector}
+// stores (even columns in lanes 0-7, odd ones in lanes 8-15). The masked tail's columns go into
+// and out of their scratch vectors in memory order, and the body reads and writes those
+// deinterleaved like any row.
+// CHECK:       scf.for %piece
 // CHECK:         %[[M:.*]] = tile.prefix
-// CHECK-NEXT:    tile.load %in0[%{{.*}}] stride %s mask %[[M]] : vector<16xi1> "contiguous" {deinterleaved, fill = 0.000000e+00 : f32} : bf16 -> vector<16xbf16>
-// CHECK:         tile.store %{{.*}}, %out0[%{{.*}}] stride %s mask %[[M]] : vector<16xi1> "contiguous" {deinterleaved} : vector<16xbf16> -> bf16
-// CHECK:       } {tile.vector}
+// CHECK-NEXT:    %[[T:.*]] = tile.load %in0[%from] stride %s mask %[[M]] : vector<16xi1> "contiguous" {fill = 0.000000e+00 : f32} : bf16 -> vector<16xbf16>
+// CHECK-NEXT:    tile.store %[[T]], %scratch[%{{.*}}] stride %{{.*}} "contiguous" : vector<16xbf16> -> bf16
+// CHECK:         scf.for
+// CHECK-NEXT:      tile.load %{{.*}}[%{{.*}}] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
+// CHECK:           tile.store %{{.*}}, %{{.*}}[%{{.*}}] stride %s "contiguous" {deinterleaved} : vector<16xbf16> -> bf16
+// CHECK:         } {tile.vector}
+// CHECK:         %[[M:.*]] = tile.prefix
+// CHECK-NEXT:    %[[T:.*]] = tile.load %scratch_1[%{{.*}}] stride %{{.*}} "contiguous" : bf16 -> vector<16xbf16>
+// CHECK-NEXT:    tile.store %[[T]], %out0[%from] stride %s mask %[[M]] : vector<16xi1> "contiguous" : vector<16xbf16> -> bf16
+// CHECK:       } {tile.pieces}
 // OFF-NOT:     deinterleaved
 
+// The masked tail reads its columns into the scratch vector as i16 lanes:
+// LLVM:        llvm.call_intrinsic "llvm.masked.load.v16i16.p0"
 // Lowered, bf16 lives in the upper half of i32 lanes: one load of 8 words gives the even
 // columns by a shift and the odd ones by a mask, widening to f32 is a bitcast; narrowing rounds
 // to nearest-even on the bits (no NaN fix-up: a NaN here can only come from a bf16 input, whose
@@ -34,11 +41,8 @@
 // LLVM:        llvm.and %[[HI]], %{{.*}} : vector<8xi32>
 // LLVM:        %[[PACKED:.*]] = llvm.or
 // LLVM:        llvm.store %[[PACKED]], %{{.*}} {alignment = 2 : i64} : vector<8xi32>, !llvm.ptr
-// The masked tail reads and writes its columns as i16 lanes, whose bits are the same words:
-// LLVM:        %[[RAW:.*]] = llvm.call_intrinsic "llvm.masked.load.v16i16.p0"
-// LLVM-NEXT:   llvm.bitcast %[[RAW]] : vector<16xi16> to vector<8xi32>
-// LLVM:        %[[IMAGE:.*]] = llvm.bitcast %{{.*}} : vector<8xi32> to vector<16xi16>
-// LLVM:        llvm.call_intrinsic "llvm.masked.store.v16i16.p0"(%[[IMAGE]],
+// The masked tail writes its columns back as i16 lanes:
+// LLVM:        llvm.call_intrinsic "llvm.masked.store.v16i16.p0"
 // A target without 16-bit masked loads and stores (x86 before AVX-512BW, where LLVM's would be a
 // branch per lane) reads the 32-bit words the columns fill under a word mask and an odd last
 // column by itself, and writes them the same way:

@@ -1,54 +1,79 @@
 // RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8 align=false}' | filecheck %s
 // RUN: aclgen opt %s --split-input-file -p 'vectorize-elementwise{width=8 nontemporal=true}' | filecheck %s --check-prefix=PEEL
 
-// With align (the default), the vector loop starts where the first contiguous output's vector
+// With align (the default), the whole vectors start where the first contiguous output's vector
 // stores are 32-byte aligned (they then carry align = 32 and, with nontemporal, are streaming
-// stores); one scalar loop, run twice by a tile.remainders loop, does the columns before that
-// point and the tail.
+// stores); the pieces loop starts at the head, the columns before that point, which goes through
+// the scratch vectors like the tail.
 // PEEL-LABEL: func.func @softshrink_backward_f32_f32_f32_r1_ccc
 // PEEL:       %[[GAP:.*]] = tile.align_offset %out0[%[[C0:.*]]] to 32 : f32
 // PEEL:       %[[SUM:.*]] = arith.addi %[[C0]], %[[GAP]] : i64
 // PEEL:       %[[PEND:.*]] = arith.minsi %[[SUM]], %[[C1:.*]] : i64
-// PEEL:       scf.for %{{.*}} = %[[PEND]] to %[[VEND:.*]] step %{{.*}} : i64 {
-// PEEL:         tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
-// PEEL:       } {tile.vector}
-// PEEL:       scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
-// PEEL-NEXT:    %[[HEAD:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : i64
-// PEEL-NEXT:    %[[LO:.*]] = arith.select %[[HEAD]], %[[C0]], %[[VEND]] : i64
-// PEEL-NEXT:    %[[HI:.*]] = arith.select %[[HEAD]], %[[PEND]], %[[C1]] : i64
-// PEEL-NEXT:    scf.for %[[S:.*]] = %[[LO]] to %[[HI]] step %{{.*}} : i64 {
-// PEEL-NEXT:      %[[LEFT:.*]] = arith.subi %[[HI]], %[[S]] : i64
-// PEEL-NEXT:      %[[M:.*]] = tile.prefix %[[LEFT]] : i64 -> vector<8xi1>
-// PEEL-NEXT:      tile.load %in0[%[[S]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
-// PEEL:           tile.store %{{.*}}, %out0[%[[S]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// PEEL:       %[[VEND:vector_end]] = arith.subi %[[C1]], %{{.*}} : i64
+// PEEL:       scf.for %piece = %[[ZERO:.*]] to %{{.*}} step %{{.*}} : i64 {
+// PEEL-NEXT:    %[[TAIL:.*]] = arith.cmpi eq, %piece, %{{.*}} : i64
+// PEEL-NEXT:    %[[LO:.*]] = arith.select %[[TAIL]], %[[VEND]], %[[PEND]] : i64
+// PEEL-NEXT:    %[[HI:.*]] = arith.select %[[TAIL]], %[[C1]], %[[VEND]] : i64
+// PEEL-NEXT:    %[[HEAD:.*]] = arith.cmpi eq, %piece, %[[ZERO]] : i64
+// PEEL-NEXT:    %from = arith.select %[[HEAD]], %[[C0]], %[[LO]] : i64
+// PEEL-NEXT:    %{{.*}} = arith.select %[[HEAD]], %[[PEND]], %[[HI]] : i64
+// PEEL:         scf.for
+// PEEL:           tile.store %{{.*}}, %{{.*}}[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
 // PEEL-NEXT:    } {tile.vector}
-// PEEL-NEXT:  } {tile.remainders}
+// PEEL:           tile.store %{{.*}}, %out0[%from] stride %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// PEEL:       } {tile.pieces}
 // PEEL-NOT:   tile.inner
 
-// The column loop becomes a vector loop of 8 lanes (tile.vector) and one masked vector step for
-// the < 8 remaining columns (the tail): no scalar loop is left. The parameter is splatted once,
-// before the vector loop; compares give vector<8xi1> masks.
+// The column loop becomes pieces (tile.pieces) around one copy of the body, a vector loop of 8
+// lanes (tile.vector): the row's whole vectors in place, then its < 8 last columns (the tail)
+// through scratch vectors in the frame: masked loads into them, one vector step on them, a
+// masked store back. No scalar loop is left. The parameter is splatted once, before the pieces;
+// compares give vector<8xi1> masks.
 
 // CHECK-LABEL: func.func @softshrink_backward_f32_f32_f32_r1_ccc
+// CHECK:       %[[SG:.*]] = tile.alloca 8 x f32
+// CHECK-NEXT:  %[[SX:.*]] = tile.alloca 8 x f32
+// CHECK-NEXT:  %[[SO:.*]] = tile.alloca 8 x f32
 // CHECK:       %[[LAMBD:.*]] = tile.param %meta[4] : f32
 // CHECK:       %[[EIGHT:.*]] = arith.constant 8 : i64
-// CHECK:       %[[SPLAT:.*]] = tile.splat %[[LAMBD]] : f32 -> vector<8xf32>
-// CHECK:       scf.for %[[C:.*]] = %{{.*}} to %[[VEND:.*]] step %[[EIGHT]] : i64 {
-// CHECK-NEXT:    %[[G:.*]] = tile.load %in0[%[[C]]] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
-// CHECK-NEXT:    %[[X:.*]] = tile.load %in1[%[[C]]] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
-// CHECK-NEXT:    %[[A:.*]] = ew.abs %[[X]] : vector<8xf32> -> vector<8xf32>
-// CHECK-NEXT:    %[[M:.*]] = ew.cmp "ole" %[[A]], %[[SPLAT]] : vector<8xf32>, vector<8xf32> -> vector<8xi1>
-// CHECK-NEXT:    %[[Z:.*]] = ew.constant 0.0 : vector<8xf32>
-// CHECK-NEXT:    %[[R:.*]] = ew.select %[[M]], %[[Z]], %[[G]] : vector<8xi1>, vector<8xf32>, vector<8xf32> -> vector<8xf32>
-// CHECK-NEXT:    tile.store %[[R]], %out0[%[[C]]] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
-// CHECK-NEXT:  } {tile.vector}
-// CHECK-NEXT:  scf.for %[[T:.*]] = %[[VEND]] to %[[END:.*]] step %[[EIGHT]] : i64 {
-// CHECK-NEXT:    %[[LEFT:.*]] = arith.subi %[[END]], %[[T]] : i64
-// CHECK-NEXT:    %[[M:.*]] = tile.prefix %[[LEFT]] : i64 -> vector<8xi1>
-// CHECK-NEXT:    tile.load %in0[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
-// CHECK:         ew.cmp "ole" %{{.*}}, %[[SPLAT]] : vector<8xf32>, vector<8xf32> -> vector<8xi1>
-// CHECK:         tile.store %{{.*}}, %out0[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
-// CHECK-NEXT:  } {tile.vector}
+// CHECK:       %[[VEND:vector_end]] = arith.subi %[[C1:.*]], %{{.*}} : i64
+// CHECK-NEXT:  %[[SPLAT:.*]] = tile.splat %[[LAMBD]] : f32 -> vector<8xf32>
+// CHECK:       scf.for %piece = %[[ONE:.*]] to %{{.*}} step %[[ONE]] : i64 {
+// CHECK-NEXT:    %[[TAIL:.*]] = arith.cmpi eq, %piece, %{{.*}} : i64
+// CHECK-NEXT:    %from = arith.select %[[TAIL]], %[[VEND]], %{{.*}} : i64
+// CHECK-NEXT:    %[[HI:.*]] = arith.select %[[TAIL]], %[[C1]], %[[VEND]] : i64
+// CHECK-NEXT:    %masked = arith.cmpi ne, %piece, %[[ONE]] : i64
+// CHECK-NEXT:    %count = arith.subi %[[HI]], %from : i64
+// CHECK:         %scratched = arith.cmpi sgt, %{{.*}}, %{{.*}} : i64
+// CHECK:         %columns = arith.select %masked, %{{.*}}, %count : i64
+// CHECK-NEXT:    scf.if %scratched {
+// CHECK-NEXT:      %[[M:.*]] = tile.prefix %count : i64 -> vector<8xi1>
+// CHECK-NEXT:      %[[G:.*]] = tile.load %in0[%from] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[G]], %[[SG]][%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:      %[[X:.*]] = tile.load %in1[%from] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[X]], %[[SX]][%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[GP:.*]] = tile.offset %in0[%from] : f32
+// CHECK-NEXT:    %[[GR:.*]] = arith.select %masked, %[[SG]], %[[GP]] : !llvm.ptr
+// CHECK-NEXT:    %[[XP:.*]] = tile.offset %in1[%from] : f32
+// CHECK-NEXT:    %[[XR:.*]] = arith.select %masked, %[[SX]], %[[XP]] : !llvm.ptr
+// CHECK-NEXT:    %[[OP:.*]] = tile.offset %out0[%from] : f32
+// CHECK-NEXT:    %[[OR:.*]] = arith.select %masked, %[[SO]], %[[OP]] : !llvm.ptr
+// CHECK-NEXT:    scf.for %[[C:.*]] = %{{.*}} to %columns step %[[EIGHT]] : i64 {
+// CHECK-NEXT:      %[[G:.*]] = tile.load %[[GR]][%[[C]]] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
+// CHECK-NEXT:      %[[X:.*]] = tile.load %[[XR]][%[[C]]] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
+// CHECK-NEXT:      %[[A:.*]] = ew.abs %[[X]] : vector<8xf32> -> vector<8xf32>
+// CHECK-NEXT:      %[[M:.*]] = ew.cmp "ole" %[[A]], %[[SPLAT]] : vector<8xf32>, vector<8xf32> -> vector<8xi1>
+// CHECK-NEXT:      %[[Z:.*]] = ew.constant 0.0 : vector<8xf32>
+// CHECK-NEXT:      %[[R:.*]] = ew.select %[[M]], %[[Z]], %[[G]] : vector<8xi1>, vector<8xf32>, vector<8xf32> -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[R]], %[[OR]][%[[C]]] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:    } {tile.vector}
+// CHECK-NEXT:    scf.if %scratched {
+// CHECK-NEXT:      %[[M:.*]] = tile.prefix %count : i64 -> vector<8xi1>
+// CHECK-NEXT:      %[[V:.*]] = tile.load %[[SO]][%{{.*}}] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[V]], %out0[%from] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:  } {tile.pieces}
 // CHECK-NOT:   tile.inner
 builtin.module {
   func.func @softshrink_backward_f32_f32_f32_r1_ccc(%in0: !llvm.ptr, %in1: !llvm.ptr, %out0: !llvm.ptr, %meta: !llvm.ptr, %begin: i64, %end: i64) attributes {tile.size = 8192 : i64} {
@@ -147,19 +172,24 @@ builtin.module {
 }
 // -----
 
-// A row kernel's column loop (tile.no_peel) is not peeled: the last < 8 columns are one
-// more vector step whose load and store take the mask of the columns left (strided views too:
-// a masked gather, and a masked scatter).
+// A row kernel's column loop (tile.no_peel) is not peeled: the pieces are the whole vectors and
+// the tail. A strided view's tail is a masked gather into its scratch vector, which the body
+// then reads with stride 1.
 
 // CHECK-LABEL: func.func @scale_rows
-// CHECK:       scf.for %[[C:.*]] = %{{.*}} to %[[VEND:.*]] step %[[EIGHT:.*]] : i64 {
-// CHECK:       } {tile.vector}
-// CHECK-NEXT:  scf.for %[[T:.*]] = %[[VEND]] to %[[N:.*]] step %[[EIGHT]] : i64 {
-// CHECK-NEXT:    %[[LEFT:.*]] = arith.subi %[[N]], %[[T]] : i64
-// CHECK-NEXT:    %[[M:.*]] = tile.prefix %[[LEFT]] : i64 -> vector<8xi1>
-// CHECK-NEXT:    %{{.*}} = tile.load %{{.*}}[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "strided" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
-// CHECK:         tile.store %{{.*}}, %{{.*}}[%[[T]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
-// CHECK-NEXT:  } {tile.vector}
+// CHECK:       scf.for %piece = %[[ONE:.*]] to %{{.*}} step %[[ONE]] : i64 {
+// CHECK:         scf.if %scratched {
+// CHECK-NEXT:      %[[M:.*]] = tile.prefix %count : i64 -> vector<8xi1>
+// CHECK-NEXT:      %[[V:.*]] = tile.load %in0[%from] stride %s mask %[[M]] : vector<8xi1> "strided" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[V]], %scratch[%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[AT:.*]] = arith.muli %from, %s : i64
+// CHECK-NEXT:    %[[P:.*]] = tile.offset %in0[%[[AT]]] : f32
+// CHECK-NEXT:    %[[ROW:.*]] = arith.select %masked, %scratch, %[[P]] : !llvm.ptr
+// CHECK-NEXT:    %[[S:.*]] = arith.select %masked, %[[ONE]], %s : i64
+// CHECK:         tile.load %[[ROW]][%{{.*}}] stride %[[S]] "strided" : f32 -> vector<8xf32>
+// CHECK:         tile.store %{{.*}}, %out0[%from] stride %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// CHECK:       } {tile.pieces}
 // CHECK-NOT:   tile.inner
 
 // With nontemporal, a row whose output starts on a register boundary and is whole vectors long
@@ -168,20 +198,21 @@ builtin.module {
 // would be fetched again.
 // PEEL-LABEL: func.func @scale_rows
 // PEEL:       %[[GAP:.*]] = tile.align_offset %out0[%{{.*}}] to 32 : f32
-// PEEL:       %[[REST:.*]] = arith.subi %n, %[[VEND:.*]] : i64
-// PEEL:       %[[LEFT:.*]] = arith.addi %[[GAP]], %[[REST]] : i64
+// PEEL-NEXT:  %[[N:.*]] = arith.subi %n, %{{.*}} : i64
+// PEEL-NEXT:  %[[REST:.*]] = arith.remsi %[[N]], %{{.*}} : i64
+// PEEL-NEXT:  %[[LEFT:.*]] = arith.addi %[[GAP]], %[[REST]] : i64
 // PEEL:       %[[WHOLE:.*]] = arith.cmpi eq, %[[LEFT]], %{{.*}} : i64
 // PEEL-NEXT:  scf.if %[[WHOLE]] {
-// PEEL-NEXT:    scf.for %{{.*}} = %{{.*}} to %n step %{{.*}} : i64 {
-// PEEL:           tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
+// PEEL:         scf.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} : i64 {
+// PEEL:           tile.store %{{.*}} stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
 // PEEL-NEXT:    } {tile.vector}
 // PEEL-NEXT:  } else {
-// PEEL-NEXT:    scf.for %{{.*}} = %{{.*}} to %[[VEND]] step %{{.*}} : i64 {
-// PEEL:           tile.store %{{.*}}, %out0[%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
-// PEEL-NEXT:    } {tile.vector}
-// PEEL-NEXT:    scf.for %{{.*}} = %[[VEND]] to %n step %{{.*}} : i64 {
+// PEEL:         scf.for %piece
+// PEEL:           scf.for %{{.*}} = %{{.*}} to %columns step %{{.*}} : i64 {
+// PEEL:             tile.store %{{.*}} stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// PEEL-NEXT:      } {tile.vector}
 // PEEL:           tile.store %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
-// PEEL-NEXT:    } {tile.vector}
+// PEEL:         } {tile.pieces}
 // PEEL-NEXT:  }
 builtin.module {
   func.func @scale_rows(%in0: !llvm.ptr, %out0: !llvm.ptr, %n: i64, %s: i64, %k: f32) {
