@@ -25,7 +25,8 @@ half type stores it (`half_precision.half_functions`), so a relative error of 2^
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import cast
 
 from xdsl.dialects import arith, llvm, math
@@ -51,13 +52,15 @@ from aclgen.dialects.enums import Predicate
 
 class Builder:
     def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False,
-                 avx512: bool = False, permute: bool = False, half: bool = False):
+                 avx512: bool = False, permute: bool = False, half: bool = False,
+                 expansions: Mapping[type[Operation], Callable[..., SSAValue]] | None = None):
         self.insert = insert
         self.shape = shape
         self.fma = fma
         self.avx512 = avx512
         self.permute = permute
         self.half = half
+        self.expansions = expansions or {}
 
     @classmethod
     def at_end(cls, block: Block, **kw) -> Builder:
@@ -101,14 +104,7 @@ class Builder:
 
     def llvm(self, value: float | int, t: Attribute) -> SSAValue:
         """A constant of LLVM-level type `t` (scalar, or a splat vector): `llvm.mlir.constant`."""
-        e = ew.element(t)
-        if isinstance(t, VectorType):
-            attr = DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
-        elif isinstance(e, IntegerType):
-            attr = IntegerAttr(int(value), e)
-        else:
-            attr = FloatAttr(float(value), cast(AnyFloat, e))
-        return self(llvm.ConstantOp(attr, t))
+        return self(llvm.ConstantOp(_llvm_constant(t, repr(value), value), t))
 
     # -- arithmetic: ew ops in f32 (they stay shape-polymorphic), arith ops on widened values --
 
@@ -160,8 +156,14 @@ class Builder:
         return self(ew.NotOp(a))
 
     def call(self, function: str, *args: SSAValue) -> SSAValue:
-        """Formula function `function` (its `ew` op), expanded in turn by `expand-math`."""
-        return self(ew.function_op(function)(*args))
+        """Formula function `function`: its expansion, built here in the f32 form, where the
+        builder has one (expand-math's), else its `ew` op (an instruction: lower-to-llvm's)."""
+        op = ew.function_op(function)
+        expansion = self.expansions.get(op)
+        if expansion is None:
+            return self(op(*args))
+        return expansion(Builder(self.insert, args[0].type, self.fma, self.avx512, self.permute, False,
+                                 self.expansions), *args)
 
     # -- bits ----------------------------------------------------------------------------------
 
@@ -217,3 +219,16 @@ class Builder:
 def _wide(x: SSAValue) -> bool:
     """Whether `x` is an f64 value (`Builder.widen`'s)."""
     return isinstance(ew.element(x.type), Float64Type)
+
+
+@cache
+def _llvm_constant(t: Attribute, spelling: str, value: float | int) -> Attribute:
+    """The attribute of an LLVM-level constant, made once per type and value (`spelling` tells
+    -0.0 from 0.0, which compare equal): a vector's lists every lane, which took a twentieth of a
+    cold compile to build again for every constant."""
+    e = ew.element(t)
+    if isinstance(t, VectorType):
+        return DenseIntOrFPElementsAttr.from_list(t, [value] * t.get_shape()[0])
+    if isinstance(e, IntegerType):
+        return IntegerAttr(int(value), e)
+    return FloatAttr(float(value), cast(AnyFloat, e))

@@ -3,8 +3,9 @@
 Each function's code is registered once in aclgen/passes/expansions/ (`@expands(name)`); this
 pass walks one rewrite pattern over the module that looks each op's kind up in the table of
 expansions (a pattern per kind made the walker try ~20 on every op: a third of the pass's time). An
-expansion may call other functions (sigmoid calls absolute, tanh may call expm1): the walker
-expands what it inserts in turn. Functions that are LLVM intrinsics (`intrinsic(...)`) stay for
+expansion may call other functions (sigmoid calls absolute, tanh may call expm1): `Builder.call`
+builds their expansions in place, in their f32 forms, so the walk is one pass (walking what it
+inserted again, and the module once more to see nothing changed, took a third of the pass). Functions that are LLVM intrinsics (`intrinsic(...)`) stay for
 `lower-to-llvm` — or, where they are instructions only on some targets (the rounding
 functions: SSE4.1), on the targets the pass's option says have them.
 
@@ -70,7 +71,7 @@ class Expand(RewritePattern):
         if expansion is None:
             return
         b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512,
-                           permute=self.permute, half=op in self.half)
+                           permute=self.permute, half=op in self.half, expansions=self.expansions)
         rewriter.replace(op, [], [expansion(b, *op.operands)])
 
 
@@ -96,4 +97,4 @@ class ExpandMathPass(ModulePass):
         half = (frozenset() if self.half == "off" else half_functions(op) if self.half == "stored"
                 else frozenset(f for f in op.walk() if isinstance(f, ew.FunctionOp)))
         expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute, half)
-        PatternRewriteWalker(expand).rewrite_module(op)
+        PatternRewriteWalker(expand, apply_recursively=False).rewrite_module(op)
