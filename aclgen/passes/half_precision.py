@@ -11,7 +11,8 @@ float16 or bfloat16:
   (x / ((1 + x) log1p x) <= 1 there);
 - moves that do not compute: lane shuffles, extracts and splats, a loop's carried value (into
   the loop's next iteration and its result: a sum accumulated over a row), and a store into a
-  `tile.alloca` buffer (into every load of that buffer: softmax's row of exps).
+  `tile.alloca` buffer (into every load of that buffer, through the offsets and selects of a
+  vector loop's pieces: softmax's row of exps, and a tail's copy in its scratch vector).
 
 Anything else (an add of unknown sign, a compare, a reduction into an output, another function,
 a store to memory the kernel does not own, an f32 output) keeps the f32 form.
