@@ -128,7 +128,7 @@ def _buffer_accesses(ptr: SSAValue) -> tuple[list[tile.StoreOp], list[tile.LoadO
                 stores.append(op)
             elif isinstance(op, tile.LoadOp) and use.index == 0:
                 loads.append(op)
-            elif isinstance(op, tile.OffsetOp) and use.index == 0 or isinstance(op, arith.SelectOp) and use.index > 0:
+            elif (isinstance(op, tile.OffsetOp) and use.index == 0) or (isinstance(op, arith.SelectOp) and use.index > 0):
                 if _buffers(op.results[0]) is None:  # a select of a buffer and other memory
                     return None
                 views.append(op.results[0])

@@ -51,12 +51,14 @@ After (align = false):
     scf.for %piece = %one to %three step %one : i64 {      (1: whole vectors, 2: the tail)
       ... %from, %count: the piece's first column and its number of columns
       %masked = arith.cmpi ne, %piece, %one : i64
-      scf.if %scratched {                                 (the tail has columns)
-        %m = tile.prefix %count : i64 -> vector<8xi1>
-        %v = tile.load %row[%from] stride %s mask %m : vector<8xi1> "contiguous" {fill = 0.0 : f32} : f32 -> vector<8xf32>
+      %copied = arith.select %masked, %count, %zero : i64
+      %scratched = arith.cmpi sgt, %copied, %zero : i64   (the tail has columns)
+      %at = tile.offset %row[%from] : f32
+      scf.if %scratched {
+        %m = tile.prefix %copied : i64 -> vector<8xi1>
+        %v = tile.load %at[%zero] stride %s mask %m : vector<8xi1> "contiguous" {fill = 0.0 : f32} : f32 -> vector<8xf32>
         tile.store %v, %scratch[%zero] stride %one "contiguous" : vector<8xf32> -> f32
       }
-      %at = tile.offset %row[%from] : f32
       %x_row = arith.select %masked, %scratch, %at : !llvm.ptr
       scf.for %c = %zero to %columns step %eight : i64 {
         %x = tile.load %x_row[%c] stride %s "contiguous" : f32 -> vector<8xf32>
@@ -73,7 +75,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, ModuleOp, UnitAttr, VectorType, i64
+from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, ModuleOp, UnitAttr, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -150,7 +152,7 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
             scalar = pre(tile.LoadOp(op.row, first, op.stride, Layout.BROADCAST, op.elem))
             hoisted[op.result] = pre(tile.SplatOp(scalar, _vec(op.elem, width)))
     accesses = [o for o in body.ops if isinstance(o, tile.StoreOp)
-                or isinstance(o, tile.LoadOp) and o.layout.data != Layout.BROADCAST]
+                or (isinstance(o, tile.LoadOp) and o.layout.data != Layout.BROADCAST)]
     splats: dict[SSAValue, SSAValue] = {}
 
     def widened(bases: dict[Operation, SSAValue], strides: dict[Operation, SSAValue],
@@ -268,35 +270,44 @@ def _pieces(first: SSAValue, cp: SSAValue | None, cv: SSAValue, c1: SSAValue, ze
         hi = _add(inner, arith.SelectOp(head, cp, hi))
     masked = _add(inner, arith.CmpiOp(r, one, "ne"))
     count = _add(inner, arith.SubiOp(hi, lo))
-    copying = _add(inner, arith.CmpiOp(_add(inner, arith.SelectOp(masked, count, zero)), zero, "sgt"))
+    # The copies need two values a piece (the columns they copy, 0 for whole vectors, and each
+    # access's place), the fewer live across the vector loop the better: each takes a register
+    # from its body.
+    left = _add(inner, arith.SelectOp(masked, count, zero))
+    copying = _add(inner, arith.CmpiOp(left, zero, "sgt"))
     end = _add(inner, arith.SelectOp(masked, _add(inner, arith.SelectOp(copying, w, zero)), count))
-    for v, name in ((lo, "from"), (count, "count"), (masked, "masked"), (copying, "scratched"), (end, "columns")):
+    for v, name in ((lo, "from"), (count, "count"), (masked, "masked"), (left, "copied"), (copying, "scratched"),
+                    (end, "columns")):
         v.name_hint = name
+    places: dict[Operation, SSAValue] = {}  # each access's row moved to `lo`
+    for op in accesses:
+        at = lo if op.layout.data == Layout.CONTIGUOUS else _add(inner, arith.MuliOp(lo, op.stride))
+        places[op] = _add(inner, tile.OffsetOp(op.row, at, op.elem))
 
-    def copy(loads: bool) -> list[Operation]:
-        """The masked columns into the scratch (`loads`) or back from it."""
+    def copy(loads: bool) -> scf.IfOp:
+        """The masked columns into the scratch (`loads`) or back from it, where there are any."""
         ops: list[Operation] = []
-        mask = _add(ops, tile.PrefixOp(count, width))
+        mask = _add(ops, tile.PrefixOp(left, width))
         for op in accesses:
             vt = _vec(op.elem, width)
             if isinstance(op, tile.LoadOp) == loads:
                 if loads:
-                    v = _add(ops, tile.LoadOp(op.row, lo, op.stride, op.layout.data, op.elem, vt, mask=mask, fill=0.0))
+                    v = _add(ops, tile.LoadOp(places[op], zero, op.stride, op.layout.data, op.elem, vt, mask=mask,
+                                              fill=0.0))
                     ops.append(tile.StoreOp(v, scratch[op], zero, one, Layout.CONTIGUOUS, op.elem))
                 else:
                     v = _add(ops, tile.LoadOp(scratch[op], zero, one, Layout.CONTIGUOUS, op.elem, vt))
-                    ops.append(tile.StoreOp(v, op.row, lo, op.stride, op.layout.data, op.elem, mask=mask))
-        return [*ops, scf.YieldOp()]
+                    ops.append(tile.StoreOp(v, places[op], zero, op.stride, op.layout.data, op.elem, mask=mask))
+        return scf.IfOp(copying, [], [*ops, scf.YieldOp()])
 
-    inner.append(scf.IfOp(copying, [], copy(loads=True)))
+    inner.append(copy(loads=True))
     bases, strides = {}, {}
     for op in accesses:
-        at = lo if op.layout.data == Layout.CONTIGUOUS else _add(inner, arith.MuliOp(lo, op.stride))
-        bases[op] = _add(inner, arith.SelectOp(masked, scratch[op], _add(inner, tile.OffsetOp(op.row, at, op.elem))))
+        bases[op] = _add(inner, arith.SelectOp(masked, scratch[op], places[op]))
         if op.layout.data == Layout.STRIDED:
             strides[op] = _add(inner, arith.SelectOp(masked, one, op.stride))
     run(inner, lo, end, bases, strides, target, align_bytes, nontemporal)
-    inner.append(scf.IfOp(copying, [], copy(loads=False)))
+    inner.append(copy(loads=False))
     rb.add_ops([*inner, scf.YieldOp()])
     loop = scf.ForOp(zero if cp is not None else one, three, one, [], Region(rb))
     loop.attributes["tile.pieces"] = UnitAttr()

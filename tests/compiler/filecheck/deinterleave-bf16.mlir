@@ -9,7 +9,7 @@
 // deinterleaved like any row.
 // CHECK:       scf.for %piece
 // CHECK:         %[[M:.*]] = tile.prefix
-// CHECK-NEXT:    %[[T:.*]] = tile.load %in0[%from] stride %s mask %[[M]] : vector<16xi1> "contiguous" {fill = 0.000000e+00 : f32} : bf16 -> vector<16xbf16>
+// CHECK-NEXT:    %[[T:.*]] = tile.load %{{.*}}[%{{.*}}] stride %s mask %[[M]] : vector<16xi1> "contiguous" {fill = 0.000000e+00 : f32} : bf16 -> vector<16xbf16>
 // CHECK-NEXT:    tile.store %[[T]], %scratch[%{{.*}}] stride %{{.*}} "contiguous" : vector<16xbf16> -> bf16
 // CHECK:         scf.for
 // CHECK-NEXT:      tile.load %{{.*}}[%{{.*}}] stride %s "contiguous" {deinterleaved} : bf16 -> vector<16xbf16>
@@ -17,7 +17,7 @@
 // CHECK:         } {tile.vector}
 // CHECK:         %[[M:.*]] = tile.prefix
 // CHECK-NEXT:    %[[T:.*]] = tile.load %scratch_1[%{{.*}}] stride %{{.*}} "contiguous" : bf16 -> vector<16xbf16>
-// CHECK-NEXT:    tile.store %[[T]], %out0[%from] stride %s mask %[[M]] : vector<16xi1> "contiguous" : vector<16xbf16> -> bf16
+// CHECK-NEXT:    tile.store %[[T]], %{{.*}}[%{{.*}}] stride %s mask %[[M]] : vector<16xi1> "contiguous" : vector<16xbf16> -> bf16
 // CHECK:       } {tile.pieces}
 // OFF-NOT:     deinterleaved
 

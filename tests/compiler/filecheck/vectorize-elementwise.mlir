@@ -20,7 +20,7 @@
 // PEEL:         scf.for
 // PEEL:           tile.store %{{.*}}, %{{.*}}[%{{.*}}] stride %{{.*}} "contiguous" {align = 32 : i64, nontemporal} : vector<8xf32> -> f32
 // PEEL-NEXT:    } {tile.vector}
-// PEEL:           tile.store %{{.*}}, %out0[%from] stride %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// PEEL:           tile.store %{{.*}}, %{{.*}}[%{{.*}}] stride %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
 // PEEL:       } {tile.pieces}
 // PEEL-NOT:   tile.inner
 
@@ -44,20 +44,21 @@
 // CHECK-NEXT:    %[[HI:.*]] = arith.select %[[TAIL]], %[[C1]], %[[VEND]] : i64
 // CHECK-NEXT:    %masked = arith.cmpi ne, %piece, %[[ONE]] : i64
 // CHECK-NEXT:    %count = arith.subi %[[HI]], %from : i64
-// CHECK:         %scratched = arith.cmpi sgt, %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %copied = arith.select %masked, %count, %[[ZERO:.*]] : i64
+// CHECK-NEXT:    %scratched = arith.cmpi sgt, %copied, %[[ZERO]] : i64
 // CHECK:         %columns = arith.select %masked, %{{.*}}, %count : i64
-// CHECK-NEXT:    scf.if %scratched {
-// CHECK-NEXT:      %[[M:.*]] = tile.prefix %count : i64 -> vector<8xi1>
-// CHECK-NEXT:      %[[G:.*]] = tile.load %in0[%from] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
-// CHECK-NEXT:      tile.store %[[G]], %[[SG]][%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
-// CHECK-NEXT:      %[[X:.*]] = tile.load %in1[%from] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
-// CHECK-NEXT:      tile.store %[[X]], %[[SX]][%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
-// CHECK-NEXT:    }
 // CHECK-NEXT:    %[[GP:.*]] = tile.offset %in0[%from] : f32
-// CHECK-NEXT:    %[[GR:.*]] = arith.select %masked, %[[SG]], %[[GP]] : !llvm.ptr
 // CHECK-NEXT:    %[[XP:.*]] = tile.offset %in1[%from] : f32
-// CHECK-NEXT:    %[[XR:.*]] = arith.select %masked, %[[SX]], %[[XP]] : !llvm.ptr
 // CHECK-NEXT:    %[[OP:.*]] = tile.offset %out0[%from] : f32
+// CHECK-NEXT:    scf.if %scratched {
+// CHECK-NEXT:      %[[M:.*]] = tile.prefix %copied : i64 -> vector<8xi1>
+// CHECK-NEXT:      %[[G:.*]] = tile.load %[[GP]][%[[ZERO]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[G]], %[[SG]][%[[ZERO]]] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:      %[[X:.*]] = tile.load %[[XP]][%[[ZERO]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[X]], %[[SX]][%[[ZERO]]] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[GR:.*]] = arith.select %masked, %[[SG]], %[[GP]] : !llvm.ptr
+// CHECK-NEXT:    %[[XR:.*]] = arith.select %masked, %[[SX]], %[[XP]] : !llvm.ptr
 // CHECK-NEXT:    %[[OR:.*]] = arith.select %masked, %[[SO]], %[[OP]] : !llvm.ptr
 // CHECK-NEXT:    scf.for %[[C:.*]] = %{{.*}} to %columns step %[[EIGHT]] : i64 {
 // CHECK-NEXT:      %[[G:.*]] = tile.load %[[GR]][%[[C]]] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
@@ -69,9 +70,9 @@
 // CHECK-NEXT:      tile.store %[[R]], %[[OR]][%[[C]]] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
 // CHECK-NEXT:    } {tile.vector}
 // CHECK-NEXT:    scf.if %scratched {
-// CHECK-NEXT:      %[[M:.*]] = tile.prefix %count : i64 -> vector<8xi1>
-// CHECK-NEXT:      %[[V:.*]] = tile.load %[[SO]][%{{.*}}] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
-// CHECK-NEXT:      tile.store %[[V]], %out0[%from] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// CHECK-NEXT:      %[[M:.*]] = tile.prefix %copied : i64 -> vector<8xi1>
+// CHECK-NEXT:      %[[V:.*]] = tile.load %[[SO]][%[[ZERO]]] stride %{{.*}} "contiguous" : f32 -> vector<8xf32>
+// CHECK-NEXT:      tile.store %[[V]], %[[OP]][%[[ZERO]]] stride %{{.*}} mask %[[M]] : vector<8xi1> "contiguous" : vector<8xf32> -> f32
 // CHECK-NEXT:    }
 // CHECK-NEXT:  } {tile.pieces}
 // CHECK-NOT:   tile.inner
@@ -178,17 +179,17 @@ builtin.module {
 
 // CHECK-LABEL: func.func @scale_rows
 // CHECK:       scf.for %piece = %[[ONE:.*]] to %{{.*}} step %[[ONE]] : i64 {
+// CHECK:         %[[AT:.*]] = arith.muli %from, %s : i64
+// CHECK-NEXT:    %[[P:.*]] = tile.offset %in0[%[[AT]]] : f32
 // CHECK:         scf.if %scratched {
-// CHECK-NEXT:      %[[M:.*]] = tile.prefix %count : i64 -> vector<8xi1>
-// CHECK-NEXT:      %[[V:.*]] = tile.load %in0[%from] stride %s mask %[[M]] : vector<8xi1> "strided" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
+// CHECK-NEXT:      %[[M:.*]] = tile.prefix %copied : i64 -> vector<8xi1>
+// CHECK-NEXT:      %[[V:.*]] = tile.load %[[P]][%{{.*}}] stride %s mask %[[M]] : vector<8xi1> "strided" {fill = 0.000000e+00 : f32} : f32 -> vector<8xf32>
 // CHECK-NEXT:      tile.store %[[V]], %scratch[%{{.*}}] stride %{{.*}} "contiguous" : vector<8xf32> -> f32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[AT:.*]] = arith.muli %from, %s : i64
-// CHECK-NEXT:    %[[P:.*]] = tile.offset %in0[%[[AT]]] : f32
 // CHECK-NEXT:    %[[ROW:.*]] = arith.select %masked, %scratch, %[[P]] : !llvm.ptr
 // CHECK-NEXT:    %[[S:.*]] = arith.select %masked, %[[ONE]], %s : i64
 // CHECK:         tile.load %[[ROW]][%{{.*}}] stride %[[S]] "strided" : f32 -> vector<8xf32>
-// CHECK:         tile.store %{{.*}}, %out0[%from] stride %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
+// CHECK:         tile.store %{{.*}}, %{{.*}}[%{{.*}}] stride %{{.*}} mask %{{.*}} : vector<8xi1> "contiguous" : vector<8xf32> -> f32
 // CHECK:       } {tile.pieces}
 // CHECK-NOT:   tile.inner
 
