@@ -138,8 +138,7 @@ def check_object(obj: bytes) -> bool:
 
 
 def optimized_module(llvm_ir: str, opt_level: int = 3) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
-    """Parse, verify and optimize LLVM IR for the target; returns the module and the target
-    machine that generates its code (the small code model where `emits_small`)."""
+    """Parse, verify and optimize LLVM IR for the target; returns the module and its target machine."""
     target = host()
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
@@ -147,13 +146,7 @@ def optimized_module(llvm_ir: str, opt_level: int = 3) -> tuple[llvm.ModuleRef, 
     mod.triple = target.triple
     mod.data_layout = str(tm.target_data)
     optimize(mod, tm, opt_level)
-    return mod, new_target_machine(opt_level, target, small=True) if emits_small(mod) else tm
-
-
-def emits_small(mod: llvm.ModuleRef) -> bool:
-    """Whether a kernel module's code takes the small code model (target.new_target_machine):
-    it calls no function but LLVM's intrinsics, which become instructions."""
-    return not any(f.is_declaration and not f.name.startswith("llvm.") for f in mod.functions)
+    return mod, tm
 
 
 def load_object(obj: bytes, opt_level: int = 3, module: llvm.ModuleRef | None = None,
@@ -161,10 +154,7 @@ def load_object(obj: bytes, opt_level: int = 3, module: llvm.ModuleRef | None = 
     """An engine holding object code made by `jit` (in this process or read from the cache) for
     the current target."""
     target = host()
-    # code that calls nothing outside itself was made in the small model (emits_small): its
-    # sections go in one block, as its 32-bit offsets need
-    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(opt_level, target),
-                                        use_lmm=undefined_symbols(obj) == [])
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), new_target_machine(opt_level, target))
     engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
     engine.finalize_object()
     return NativeCode(engine, obj, module, dict(seconds or {}), target)

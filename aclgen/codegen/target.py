@@ -254,24 +254,13 @@ def target_machine(opt: int = 3) -> llvm.TargetMachine:
     return new_target_machine(opt)
 
 
-def new_target_machine(opt: int = 3, target: Host | None = None, small: bool = False) -> llvm.TargetMachine:
+def new_target_machine(opt: int = 3, target: Host | None = None) -> llvm.TargetMachine:
     """A new target machine for `target`, by default this machine (the runtime's own glue,
-    aclgen/codegen/native.py, always runs here); kernels pass `host()`.
-
-    `small`: position-independent code in the small code model, whose constants are read
-    RIP-relative, for code that calls no function outside itself (jit.emits_small). MCJIT's
-    default, the large model, loads each constant's 64-bit address into a register, and a heavy
-    body's dozen constants then take most of x86's 16 general registers from its loop
-    (SiluBackward bf16: 13 addresses, a loop of 266 instructions with 43 stack accesses -> 230
-    and 26; 1M elements 540 -> 485 µs). The engine places such an object's sections in one
-    block (llvmlite's memory manager), so its 32-bit offsets always reach; a call out (fp16
-    conversions through libgcc where the CPU has no F16C) would need a stub that memory manager
-    cannot place, so such code keeps the large model."""
+    aclgen/codegen/native.py, always runs here); kernels pass `host()`."""
     h = target or real_host()
     _init()
     return llvm.Target.from_triple(h.triple).create_target_machine(
-        cpu=h.cpu, features=h.features, opt=opt, reloc="pic" if small else "default",
-        codemodel="small" if small else "jitdefault",
+        cpu=h.cpu, features=h.features, opt=opt, reloc="default", codemodel="jitdefault"
     )
 
 
