@@ -115,8 +115,7 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
     before: list[Operation] = []
 
     def pre(op: Operation) -> SSAValue:
-        before.append(op)
-        return op.results[0]
+        return _add(before, op)
 
     c0, c1 = loop.lb, loop.ub
     first = c0
@@ -204,8 +203,7 @@ def vectorize_loop(loop: scf.ForOp, width: int, lanes: int, align: bool = True, 
         """A vector loop over the `end` columns from `lo`: each access's row moved to `lo`."""
         for op in accesses:
             if op not in bases:
-                at = lo if op.layout.data == Layout.CONTIGUOUS else _add(ops, arith.MuliOp(lo, op.stride))
-                bases[op] = _add(ops, tile.OffsetOp(op.row, at, op.elem))
+                bases[op] = _place(ops, op, lo)
         vloop = scf.ForOp(zero, end, w, [], Region(widened(bases, {**{o: o.stride for o in accesses}, **strides},
                                                              aligned_store, align_bytes, nontemporal)))
         vloop.attributes["tile.vector"] = UnitAttr()
@@ -227,6 +225,12 @@ def _add(ops: list[Operation], op: Operation) -> SSAValue:
     return op.results[0]
 
 
+def _place(ops: list[Operation], op: tile.LoadOp | tile.StoreOp, col: SSAValue) -> SSAValue:
+    """Access `op`'s row moved to column `col`."""
+    at = col if op.layout.data == Layout.CONTIGUOUS else _add(ops, arith.MuliOp(col, op.stride))
+    return _add(ops, tile.OffsetOp(op.row, at, op.elem))
+
+
 def _scratch(loop: scf.ForOp, accesses: list[tile.LoadOp | tile.StoreOp], width: int) -> dict[Operation, SSAValue]:
     """A vector of `width` elements per access in the function's frame (made in its entry block):
     where the masked steps' columns go through."""
@@ -243,15 +247,15 @@ def _scratch(loop: scf.ForOp, accesses: list[tile.LoadOp | tile.StoreOp], width:
 
 
 def _pieces(first: SSAValue, cp: SSAValue | None, cv: SSAValue, c1: SSAValue, zero: SSAValue, w: SSAValue,
-            width: int,
-            accesses: list[tile.LoadOp | tile.StoreOp], run, target: tile.StoreOp | None, align_bytes: int,
-            nontemporal: bool, scratch: dict[Operation, SSAValue]) -> list[Operation]:
+            width: int, accesses: list[tile.LoadOp | tile.StoreOp], run, target: tile.StoreOp | None,
+            align_bytes: int, nontemporal: bool, scratch: dict[Operation, SSAValue]) -> list[Operation]:
     """The columns [first, c1) in up to three pieces, with one copy of the body: the peeled head
     [first, cp) (with `cp`), the whole vectors [cp, cv) in place, and the tail [cv, c1). A head or
     tail (fewer than `width` columns) is one vector step through `scratch`: its columns are read
     by masked loads into it, the body runs on it, and masked stores write its results back.
     A second copy of the body with masked accesses would double the compile time of every stage
-    after vectorization; the scratch costs a few stores and loads per head or tail."""
+    after vectorization; the scratch costs a few stores and loads per head or tail (with
+    `nontemporal`, the step's store into it streams too: at most twice a tile, at its ends)."""
     ops: list[Operation] = []
     one = _add(ops, arith.ConstantOp(IntegerAttr(1, i64)))
     two = _add(ops, arith.ConstantOp(IntegerAttr(2, i64)))
@@ -279,10 +283,7 @@ def _pieces(first: SSAValue, cp: SSAValue | None, cv: SSAValue, c1: SSAValue, ze
     for v, name in ((lo, "from"), (count, "count"), (masked, "masked"), (left, "copied"), (copying, "scratched"),
                     (end, "columns")):
         v.name_hint = name
-    places: dict[Operation, SSAValue] = {}  # each access's row moved to `lo`
-    for op in accesses:
-        at = lo if op.layout.data == Layout.CONTIGUOUS else _add(inner, arith.MuliOp(lo, op.stride))
-        places[op] = _add(inner, tile.OffsetOp(op.row, at, op.elem))
+    places = {op: _place(inner, op, lo) for op in accesses}
 
     def copy(loads: bool) -> scf.IfOp:
         """The masked columns into the scratch (`loads`) or back from it, where there are any."""
