@@ -12,8 +12,9 @@ import importlib.util
 import os
 import pkgutil
 import sys
+import traceback
 
-from aclgen.declaration import Operator, collecting, registered
+from aclgen.declaration import DeclarationError, Operator, collecting, registered
 from aclgen.frontend.dsl import FormulaError
 from aclgen.runtime import torch_library
 from aclgen.runtime.errors import OperatorError
@@ -57,8 +58,16 @@ def load(path: str) -> list[Operator]:
         raise ImportError(f"cannot import {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    with collecting() as broken:
-        spec.loader.exec_module(module)
+    try:
+        with collecting() as broken:
+            spec.loader.exec_module(module)
+    except (DeclarationError, FormulaError):
+        sys.modules.pop(name, None)
+        raise
+    except Exception as exc:  # the file's own code failed (a TypeError in a declaration, a typo): where
+        sys.modules.pop(name, None)
+        message = exc.msg if isinstance(exc, SyntaxError) else exc  # its str repeats the place
+        raise DeclarationError(f"{path}{_line_in(exc, real)}: {type(exc).__name__}: {message}") from None
     if broken:
         sys.modules.pop(name, None)
         raise FormulaError(f"{path}: {len(broken)} operator{'s' * (len(broken) > 1)} cannot be compiled:\n"
@@ -66,6 +75,15 @@ def load(path: str) -> list[Operator]:
     declared = [op for op in registered().values() if os.path.realpath(op.source[0]) == real]
     _loaded[real] = declared
     return declared
+
+
+def _line_in(exc: Exception, real: str) -> str:
+    """":N", the line of file `real` where `exc` was raised (its last frame there), or ""."""
+    if isinstance(exc, SyntaxError) and exc.lineno and os.path.realpath(exc.filename or "") == real:
+        return f":{exc.lineno}"
+    lines = [line for frame, line in traceback.walk_tb(exc.__traceback__)
+             if os.path.realpath(frame.f_code.co_filename) == real]
+    return f":{lines[-1]}" if lines else ""
 
 
 def __getattr__(name: str) -> Function:  # for type checkers: the operators are set above

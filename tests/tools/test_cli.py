@@ -95,6 +95,23 @@ def test_compile_user_errors_are_one_line():
         assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("source, message", [
+    ('import aclgen\n@aclgen.operator("CliNoInputs")\ndef f(x):\n    return x\n',
+     ":2: TypeError: declare() missing 2 required keyword-only arguments: 'inputs' and 'outputs'"),
+    ("def f(:\n    pass\n", ":1: SyntaxError: invalid syntax"),
+    ("x = 1\nraise RuntimeError('the file stops here')\n", ":2: RuntimeError: the file stops here"),
+])
+def test_a_declaration_file_that_fails_is_one_line_naming_its_line(tmp_path, source, message):
+    """The user's own code failing while the file loads is their error, at their line: not an
+    internal error of aclgen's."""
+    path = tmp_path / "ops_file.py"
+    path.write_text(source)
+    for args in (["compile", f"{path}:f", "--dtype", "float32"], ["ops", str(path)]):
+        r = aclgen(*args)
+        assert r.returncode == 1
+        assert r.stderr.strip().splitlines() == [f"aclgen: error: {path}{message}"], r.stderr
+
+
 def test_opt_round_trips_a_compile_stage(tmp_path):
     ir = aclgen("compile", "threshold_backward", "--dtype", "float16", "--emit", "ew").stdout
     r = aclgen("opt", "-", "-p", "legalize-dtypes,tile-elementwise{tile_size=512},vectorize-elementwise{width=4}", stdin=ir)
