@@ -42,7 +42,6 @@ from xdsl.passes import ModulePass
 
 from aclgen.abi import MetaLayout
 from aclgen.dialects import ew, tile
-from aclgen.dialects.enums import Layout
 from aclgen.passes.builder import Builder
 
 
@@ -150,7 +149,7 @@ def tile_kernel(kernel: ew.KernelOp, tile_size: int) -> func.FuncOp:
         if isinstance(op, ew.YieldOp):
             for j, (v, view) in enumerate(zip(op.values, outs)):
                 o = len(ins) + j
-                ce(tile.StoreOp(mapping[v], rows[o], col, strides[o][-1], Layout(view.layout.data).stored(), view.element_type))
+                ce(tile.StoreOp(mapping[v], rows[o], col, strides[o][-1], view.layout.data, view.element_type))
             continue
         clone = op.clone(value_mapper=mapping)
         cb.add_op(clone)
