@@ -161,6 +161,9 @@ def _variant(op, dtypes: tuple, rank: int, layout: str):
     for lay in layouts:
         if lay not in tuple(Layout):
             raise UserError(f"--layout: {lay!r} is not one of {', '.join(Layout)}")
+    if Layout.BROADCAST in layouts[n_in:]:
+        raise UserError(f"--layout: an output cannot be {Layout.BROADCAST} (a kernel writes every element of "
+                        f"its outputs): give {Layout.CONTIGUOUS} or {Layout.STRIDED} for the last {n_out}")
     if rank < 1:
         raise UserError("--rank must be >= 1 (the launcher merges a 0-d tensor into rank 1)")
     # Merging dims never raises the rank: a variant above the tensors' limit never runs.

@@ -87,10 +87,16 @@ def test_compile_emits_each_stage(stage, tmp_path):
 
 
 def test_compile_user_errors_are_one_line():
-    for args in (["nope", "--dtype", "float32"], ["selu_backward", "--dtype", "uint8"], ["selu_backward", "--dtype", "float32", "--layout", "diagonal"]):
+    for args, message in (
+        (["nope", "--dtype", "float32"], "nope"),
+        (["selu_backward", "--dtype", "uint8"], "uint8"),
+        (["selu_backward", "--dtype", "float32", "--layout", "diagonal"], "'diagonal' is not one of"),
+        (["hardswish_backward", "--dtype", "float32", "--layout", "broadcast,broadcast,broadcast"],
+         "an output cannot be broadcast"),
+    ):
         r = aclgen("compile", *args)
         assert r.returncode == 1
-        assert r.stderr.startswith("aclgen: error:"), r.stderr
+        assert r.stderr.startswith("aclgen: error:") and message in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert "Traceback" not in r.stderr
 
