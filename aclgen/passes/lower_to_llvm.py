@@ -266,7 +266,7 @@ _FLOAT_BINARY = {ew.AddOp: llvm.FAddOp, ew.SubOp: llvm.FSubOp, ew.MulOp: llvm.FM
                  arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp, arith.MulfOp: llvm.FMulOp}
 _INT_BINARY = {arith.AddiOp: llvm.AddOp, arith.SubiOp: llvm.SubOp, arith.MuliOp: llvm.MulOp,
                arith.DivSIOp: llvm.SDivOp, arith.RemSIOp: llvm.SRemOp, arith.ShLIOp: llvm.ShlOp,
-               arith.ShRSIOp: llvm.AShrOp, ew.AndOp: llvm.AndOp, ew.OrOp: llvm.OrOp}
+               arith.ShRSIOp: llvm.AShrOp, arith.AndIOp: llvm.AndOp, ew.AndOp: llvm.AndOp, ew.OrOp: llvm.OrOp}
 
 
 class LowerBinary(Lowering):
@@ -274,7 +274,7 @@ class LowerBinary(Lowering):
     def match_and_rewrite(
         self,
         op: ew.AddOp | ew.SubOp | ew.MulOp | ew.DivOp | arith.AddfOp | arith.SubfOp | arith.MulfOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.DivSIOp
-        | arith.RemSIOp | arith.ShLIOp | arith.ShRSIOp | ew.AndOp | ew.OrOp,
+        | arith.RemSIOp | arith.ShLIOp | arith.ShRSIOp | arith.AndIOp | ew.AndOp | ew.OrOp,
         rewriter: PatternRewriter,
     ) -> None:
         cls = _FLOAT_BINARY.get(type(op)) or _INT_BINARY[type(op)]  # type: ignore[call-overload]

@@ -25,11 +25,14 @@ A pass re-reads the row, from the cache when it fits (a 4096-float row is 16 KiB
 
 A row of at most `ROW_BUFFER` elements keeps a reduction's operand that the outputs use again and
 that takes a heavy function (softmax's exp(x - max): `_reused`) in a stack buffer during its
-pass, and the outputs read it back instead of computing it again (the choice is an `scf.if` on
-the row's length). A longer row keeps it in its f32 output instead, where the final pass then
-reads it and writes the output over it (`_held_in_output`: softmax's row of e, then e / sum),
-if that pass reads nothing else of the row, so that an output written in place over an input
-clobbers nothing still to be read; otherwise it computes it twice. All give the same bits.
+pass, and the outputs read it back instead of computing it again. A longer row keeps it in its
+f32 output instead, where the final pass then reads it and writes the output over it
+(`_held_in_output`: softmax's row of e, then e / sum), if that pass reads nothing else of the
+row, so that an output written in place over an input clobbers nothing still to be read;
+otherwise (a half-type output) its pass stores it to a scratch it never reads (`SCRATCH`) and
+the final pass computes it again. The passes are built once, storing through a pointer the
+row's length selects; the final pass once for each place it reads from (an `scf.if`). All give
+the same bits.
 
 A kernel marked `columns` (the planner's choice when the operands walk the innermost kept dim
 contiguously and the reduced ones with a stride: RmsNormGrad's dgamma sums down the columns of
@@ -107,6 +110,11 @@ PREFETCH_ROWS = 8
 # stack per operand. One thread, f32 softmax (medians on a loaded machine): [65536, 256] 29.7 ->
 # 19.5-24.7 ms, [4096, 4096] 30.0 -> 20.3-25.9 ms.
 ROW_BUFFER = 8192
+# Floats of the scratch that takes those stores where a row is longer and its output cannot hold the
+# value (a half type: softmax's bfloat16 e): the passes are the same code for every row, and their
+# stores land at the column modulo 2 * LANES (columns of a step are a multiple of LANES), the run's
+# offset too; the final pass then computes the value again.
+SCRATCH = 4 * LANES
 IDENTITY = {"sum": 0.0, "mean": 0.0, "amax": float("-inf"), "amin": float("inf")}
 
 
@@ -142,6 +150,7 @@ class _Row:
         self.width: int | None = None  # `columns`: rows per block
         self.entry: Builder | None = None  # `columns`: the function's entry (its stack slots)
         self.cached: dict[SSAValue, SSAValue] = {}  # reduction operands kept in a row buffer (`_reused`)
+        self.wrap: SSAValue | None = None  # the passes' index mask for those (`SCRATCH`), where one applies
         rank = len(dims)
         self.kept = rank - kernel.reduced.data
         self.inner = dims[-1]
@@ -236,13 +245,15 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     vt = _vec(f32)
     zero, step = b.index(0), b.index(LANES)
     n = row.inner
-    full = b(arith.SubiOp(n, b(arith.RemSIOp(n, step))))
 
     runs_body = Block(arg_types=[i64] + [vt] * len(ops))
     run, *accs = runs_body.args
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
-    keep = _buffer_rows(row, rb, run, [op.input for op in ops])
+    keep = _buffer_rows(row, rb, run, [op.input for op in ops], row.wrap)
+
+    def kept_at(b: Builder, col: SSAValue) -> SSAValue:
+        return col if row.wrap is None else b(arith.AndIOp(col, row.wrap))
     one = rb.index(1)
     heavy = any(_heavy(op.input, row.uniform) for op in ops)
     next_rows = _next_rows(row, rb, ptrs, ops) if heavy else {}
@@ -252,12 +263,16 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
         body = Block(arg_types=[i64] + [vt] * len(ops))
         first, *a = body.args
         vb = Builder.at_end(body)
-        for k in range(unroll):
+        steps = []
+        for k in range(unroll):  # every vector's values first: a store of one (that LLVM cannot tell
+            # apart from the inputs: the kept value's pointer may be the output's) would keep the next
+            # one's loads after it, and their polynomials from overlapping
             col = first if not k else vb(arith.AddiOp(first, vb.index(k * LANES)))
             memo: dict[SSAValue, SSAValue] = {}
-            vs = [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]
+            steps.append((col, memo, [_clone_cone(op.input, row, vb, ptrs, col, LANES, None, memo) for op in ops]))
+        for col, memo, vs in steps:
             for v, buf in keep.items():  # kept for the outputs (`_reused`)
-                vb(tile.StoreOp(memo[v], buf, col, one, Layout.CONTIGUOUS, f32))
+                vb(tile.StoreOp(memo[v], buf, kept_at(vb, col), one, Layout.CONTIGUOUS, f32))
             if next_rows:  # while the heavy function runs on this row, the next one comes from memory
                 _prefetch(vb, row, [next_rows.get(i, p) for i, p in enumerate(ptrs)], col, LANES, set(next_rows))
             a = [_combine(vb, kind, x, v) for kind, x, v in zip(kinds, a, vs)]
@@ -269,15 +284,14 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
 
     # A heavy pass (exp) takes two vectors a step, so their polynomials overlap: sum(exp(x - max))
     # over rows of [4096, 4096] f32, one process, 3.66 -> 3.28 ms. The additions keep their order.
-    results: list[SSAValue] = list(accs)
-    if heavy:
-        pairs = rb(arith.SubiOp(n, rb(arith.RemSIOp(n, rb.index(2 * LANES)))))
-        results = vectors(zero, pairs, results, 2)
-        results = vectors(pairs, full, results, 1)
-    else:
-        results = vectors(zero, full, results, 1)
+    # Its masked steps then take what is left, a whole vector and a part (two steps at most), so
+    # that the heavy operand is built twice, not three times (the whole vector's mask is all
+    # lanes). A light pass runs its whole vectors unmasked and the masked step once at most.
+    unroll = 2 if heavy else 1
+    full = rb(arith.SubiOp(n, rb(arith.RemSIOp(n, rb.index(unroll * LANES)))))
+    results = vectors(zero, full, list(accs), unroll)
 
-    # the tail: one masked step from `full` to n (runs once when n is not a multiple of 32)
+    # the masked steps from `full` to n
     tail = Block(arg_types=[i64] + [vt] * len(ops))
     tcol, *ta = tail.args
     tb = Builder.at_end(tail)
@@ -287,7 +301,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     tvs = [tb.select(mask, _clone_cone(op.input, row, tb, ptrs, tcol, LANES, mask, memo), _identity(tb, k))
            for op, k in zip(ops, kinds)]
     for v, buf in keep.items():
-        tb(tile.StoreOp(memo[v], buf, tcol, one, Layout.CONTIGUOUS, f32, mask=mask))
+        tb(tile.StoreOp(memo[v], buf, kept_at(tb, tcol), one, Layout.CONTIGUOUS, f32, mask=mask))
     tb(scf.YieldOp(*[_combine(tb, k, x, v) for k, x, v in zip(kinds, ta, tvs)]))
     tail_loop = scf.ForOp(full, n, step, results, Region(tail))
     tail_loop.attributes["tile.reduce"] = UnitAttr()
@@ -326,11 +340,12 @@ def _next_rows(row: _Row, b: Builder, ptrs: list[SSAValue], ops: list[ew.ReduceO
             if views[i].layout.data == Layout.CONTIGUOUS}
 
 
-def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values) -> dict[SSAValue, SSAValue]:
+def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values, wrap: SSAValue | None = None) -> dict[SSAValue, SSAValue]:
     """For each of `values` the row keeps in a buffer (`row.cached`), the buffer at run `run`: the
     buffer itself for rows of one run, so that an output holding a value (`_held_in_output`) is
     the very pointer the final pass stores to, which vectorize-elementwise then never streams
-    past the caches (the pass reads it back: a streamed store would write each line twice)."""
+    past the caches (the pass reads it back: a streamed store would write each line twice).
+    `wrap` masks the run's offset (`SCRATCH`)."""
     at = None
     out = {}
     for v in dict.fromkeys(values):
@@ -338,7 +353,9 @@ def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values) -> dict[SSAValue,
             if not row.dims[row.kept : -1]:
                 out[v] = row.cached[v]
                 continue
-            at = at or b(arith.MuliOp(run, row.inner))
+            if at is None:
+                at = b(arith.MuliOp(run, row.inner))
+                at = at if wrap is None else b(arith.AndIOp(at, wrap))
             out[v] = b(tile.OffsetOp(row.cached[v], at, f32))
     return out
 
@@ -446,12 +463,16 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         row.values.update(zip(op.results, clone.results))
 
     def body(b: Builder, cached: dict[SSAValue, SSAValue], col: SSAValue, mask: SSAValue | None,
-             folded: tuple[list[ew.ReduceOp], list[SSAValue], SSAValue] | None = None) -> None:
+             folded: tuple[list[ew.ReduceOp], list[SSAValue], SSAValue] | None = None,
+             final: tuple[SSAValue, dict[SSAValue, SSAValue], dict[SSAValue, SSAValue]] | None = None,
+             wrap: SSAValue | None = None) -> None:
         """The row's reductions, row values and outputs, built with `b` (`cached`: the reduction
         operands kept in a row buffer for the outputs, by value: the buffer; `folded`: the
-        reductions a grouped walk already added up, their slots and this block's index)."""
+        reductions a grouped walk already added up, their slots and this block's index; `final`:
+        (a condition, the buffers the final pass reads where it holds, those where it does not),
+        its two forms in an `scf.if`; `wrap`: the passes' index mask for `cached`)."""
         row = new_row(b, col, mask)
-        row.cached = cached
+        row.cached, row.wrap = cached, wrap
         passes = iter(_passes(kernel))
         for op in kernel.block.ops:
             if isinstance(op, ew.ReduceOp):
@@ -476,26 +497,35 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
                                view.layout.data if width else Layout.CONTIGUOUS, view.element_type, mask=mask))
             else:
                 element_outputs.append((j, v, view))
-        if element_outputs:
-            if width is None:
+        if not element_outputs:
+            return
+        if width is not None:
+            _final_pass_columns(row, element_outputs)
+        elif final is None:
+            _final_pass(row, element_outputs, partials, first)
+        else:
+            cond, *forms = final
+            blocks = [Block(), Block()]
+            for block, buffers in zip(blocks, forms):
+                row.b, row.cached = Builder.at_end(block), buffers
                 _final_pass(row, element_outputs, partials, first)
-            else:
-                _final_pass_columns(row, element_outputs)
+                block.add_op(scf.YieldOp())
+            b(scf.IfOp(cond, [], Region(blocks[0]), Region(blocks[1])))
 
     reused = _reused(kernel) if width is None else []
-    if reused:  # rows that fit keep them in a buffer; longer rows compute them again
+    if reused:  # the passes are built once, storing each where the row's length says; the final pass twice
         size = b.index(1)
         for d in dims[kept:]:
             size = b(arith.MuliOp(size, d))
         fits = b(arith.CmpiOp(size, b.index(ROW_BUFFER), "sle"))
         buffers = {v: top(tile.AllocaOp(ROW_BUFFER, f32)) for v in reused}
-        then_block, else_block = Block(), Block()
-        body(Builder.at_end(then_block), buffers, col, mask)
-        then_block.add_op(scf.YieldOp())
         held = {v: rows[o] for v, o in _held_in_output(kernel, reused).items()}
-        body(Builder.at_end(else_block), held, col, mask)
-        else_block.add_op(scf.YieldOp())
-        b(scf.IfOp(fits, [], Region(then_block), Region(else_block)))
+        elsewhere, wrap = held, None
+        if not held:  # the passes' stores go to a scratch, at their column modulo 2 * LANES
+            elsewhere = {v: top(tile.AllocaOp(SCRATCH, f32)) for v in reused}
+            wrap = b(arith.SelectOp(fits, b.index(-1), b.index(2 * LANES - 1)))
+        kept = {v: b(arith.SelectOp(fits, buffers[v], elsewhere[v])) for v in reused}
+        body(b, kept, col, mask, final=(fits, buffers, held), wrap=wrap)
     elif group > 1:  # one walk of the runs for `group` blocks, then each block's values and outputs
         assert width is not None and hi is not None
         row = new_row(b, col, None)

@@ -1,29 +1,34 @@
 // RUN: aclgen opt %s -p tile-rows | filecheck %s
 
 // A reduction's operand that the outputs use again and that takes a heavy function (softmax's
-// exp(x - max)) is kept in a row buffer when the row fits it: the sum pass stores it, the column
-// loop loads it instead of computing exp again. A longer row takes the else branch and keeps it
-// in its f32 output: the sum pass stores e there, the column loop loads it and stores e / sum
-// over it, through the same pointer (so vectorize-elementwise never streams that store). The
-// heavy pass prefetches the next row (its pointer one kept stride on), two cache lines a step of
-// 32 floats.
+// exp(x - max)) is kept for the column loop instead of computed again: in a row buffer when the
+// row fits it, else in the f32 output itself. The passes are built once and store e through a
+// select of the two; the column loop is built for each (an scf.if): from the buffer, or from the
+// output, loading e and storing e / sum over it through the same pointer (so vectorize-elementwise
+// never streams that store). The heavy pass takes two vectors a step (both computed before
+// either is stored), then masked steps (a whole vector and a part at most); it prefetches the next row (its pointer one kept stride on), two
+// cache lines a step of 32 floats.
 
 // CHECK-LABEL: func.func @softmax
 // CHECK:       %[[BUF:.*]] = tile.alloca 8192 x f32
 // CHECK:       %[[OUT:.*]] = tile.offset %out0[%{{.*}}] : f32
 // CHECK:       %[[FITS:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : i64
-// CHECK-NEXT:  scf.if %[[FITS]] {
+// CHECK-NEXT:  %[[KEEP:.*]] = arith.select %[[FITS]], %[[BUF]], %[[OUT]] : !llvm.ptr
 // CHECK:         %[[NEXT:.*]] = tile.offset %[[ROW:.*]][%{{.*}}] : f32
 // CHECK:           %[[E:.*]] = ew.exp %{{.*}} : vector<32xf32> -> vector<32xf32>
-// CHECK-NEXT:      tile.store %[[E]], %[[BUF]][%{{.*}}] stride %{{.*}} "contiguous" : vector<32xf32> -> f32
+// CHECK:           %[[E2:.*]] = ew.exp %{{.*}} : vector<32xf32> -> vector<32xf32>
+// CHECK-NEXT:      tile.store %[[E]], %[[KEEP]][%{{.*}}] stride %{{.*}} "contiguous" : vector<32xf32> -> f32
 // CHECK:           tile.prefetch %[[NEXT]][%{{.*}}] : f32
 // CHECK:           tile.prefetch %[[NEXT]][%{{.*}}] : f32
+// CHECK:           tile.store %[[E2]], %[[KEEP]][%{{.*}}] stride %{{.*}} "contiguous" : vector<32xf32> -> f32
+// CHECK:           %[[MASK:.*]] = tile.prefix %{{.*}} : i64 -> vector<32xi1>
+// CHECK:           %[[E3:.*]] = ew.exp %{{.*}} : vector<32xf32> -> vector<32xf32>
+// CHECK:           tile.store %[[E3]], %[[KEEP]][%{{.*}}] stride %{{.*}} mask %[[MASK]]
+// CHECK:       scf.if %[[FITS]] {
 // CHECK:           %[[KEPT:.*]] = tile.load %[[BUF]][%{{.*}}] stride %{{.*}} "contiguous" : f32 -> f32
 // CHECK-NEXT:      %[[Y:.*]] = ew.div %[[KEPT]], %{{.*}} : f32, f32 -> f32
 // CHECK-NEXT:      tile.store %[[Y]], %[[OUT]][%{{.*}}]
 // CHECK:       } else {
-// CHECK:           %[[E2:.*]] = ew.exp %{{.*}} : vector<32xf32> -> vector<32xf32>
-// CHECK-NEXT:      tile.store %[[E2]], %[[OUT]][%{{.*}}] stride %{{.*}} "contiguous" : vector<32xf32> -> f32
 // CHECK:           %[[HELD:.*]] = tile.load %[[OUT]][%{{.*}}] stride %{{.*}} "contiguous" : f32 -> f32
 // CHECK-NEXT:      %[[Y2:.*]] = ew.div %[[HELD]], %{{.*}} : f32, f32 -> f32
 // CHECK-NEXT:      tile.store %[[Y2]], %[[OUT]][%{{.*}}]

@@ -108,3 +108,50 @@ def test_long_rows_hold_exp_in_the_output():
     for a, want in ((longer.copy(), held), (x.copy(), fits)):
         ops.softmax(a, -1, out=a)
         assert same_bits(a, want)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_long_half_rows_compute_exp_again(dtype):
+    """A half-type row too long for the stack buffer cannot hold exp(x - max) in its output: its
+    passes store e to a scratch (the same code as a row that fits) and the final pass computes
+    it again, to the same bits as the row that fits (a -inf appended adds e = +0 to its lane)."""
+    from aclgen.passes.tile_rows import ROW_BUFFER
+
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((3, ROW_BUFFER)) * 4).astype(dtype)
+    x[1, 7], x[2, :33] = np.inf, -np.inf
+    fits = ops.softmax(x, -1)
+    longer = np.concatenate([x, np.full((3, 1), -np.inf, dtype)], axis=1)
+    held = ops.softmax(longer, -1)
+    assert same_bits(held[:, :-1], fits)
+    assert np.array_equal(held[:, -1].astype(np.float32), [0, np.nan, 0], equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape", [(2, 64, 96), (2, 96, 128), (3, 5, 1728), (2, 96, 100), (3, 5, 1700)])
+def test_softmax_over_two_axes_keeps_exp_per_run(dtype, shape):
+    """A user's softmax over the last two axes: each row is several runs of the inner axis, whose
+    exps are kept run by run in the stack buffer (6144 floats), else in the f32 output or (a half
+    type) stored to the scratch and computed again (12288 and 8640 floats, 9600 and 8500 with a
+    masked step a run). Runs of whole vectors add up in the order of one long row: the built-in
+    softmax's bits; other runs against float64 (sums of ~9000 floats in 32 lanes: 64 ulp)."""
+    import aclgen
+
+    def softmax2(x):
+        e = aclgen.exp(x - aclgen.amax(x, (-2, -1)))
+        return e / aclgen.sum(e, (-2, -1))
+
+    op = aclgen.compile(softmax2, dtype, name=f"softmax2_{dtype}")
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    x[0, 1, 2] = np.inf
+    got = np.asarray(op(x))
+    if shape[-1] % 32 == 0:
+        assert same_bits(got, ops.softmax(x.reshape(shape[0], -1), -1).reshape(shape))
+        return
+    x64 = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x64 - x64.max(axis=(-2, -1), keepdims=True))
+        want = e / e.sum(axis=(-2, -1), keepdims=True)
+    err = ulp_error(got, want, dtype, want)
+    assert err.max() <= 64, err.max()
