@@ -251,12 +251,13 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
     keep = _buffer_rows(row, rb, run, [op.input for op in ops], row.wrap)
-
-    def kept_at(b: Builder, col: SSAValue) -> SSAValue:
-        return col if row.wrap is None else b(arith.AndIOp(col, row.wrap))
     one = rb.index(1)
     heavy = any(_heavy(op.input, row.uniform) for op in ops)
     next_rows = _next_rows(row, rb, ptrs, ops) if heavy else {}
+
+    def kept_at(b: Builder, col: SSAValue) -> SSAValue:
+        """Where column `col`'s kept values go in `keep` (wrapped into a scratch: `SCRATCH`)."""
+        return col if row.wrap is None else b(arith.AndIOp(col, row.wrap))
 
     def vectors(lo: SSAValue, hi: SSAValue, accs: list[SSAValue], unroll: int) -> list[SSAValue]:
         """Full vectors of 32 columns over [lo, hi), `unroll` a step (added in column order)."""

@@ -41,6 +41,25 @@
 // CHECK:       } else {
 // CHECK-NOT:       tile.store %{{.*}}, %{{.*}}[%{{.*}}] stride %{{.*}} "contiguous" : vector<32xf32> -> f32
 // CHECK:           ew.exp %{{.*}} : f32 -> f32
+// A half-type output cannot hold e: a longer row's passes store it to a 128-float scratch at the
+// column modulo 64 (the same code as a row that fits, whose index mask is -1), and the final
+// pass computes exp again.
+
+// CHECK-LABEL: func.func @softmax_bf16
+// CHECK:       %[[BUF3:.*]] = tile.alloca 8192 x f32
+// CHECK-NEXT:  %[[SCRATCH:.*]] = tile.alloca 128 x f32
+// CHECK:       %[[FITS3:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : i64
+// CHECK:       %[[WRAP:.*]] = arith.select %[[FITS3]], %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:  %[[KEEP3:.*]] = arith.select %[[FITS3]], %[[BUF3]], %[[SCRATCH]] : !llvm.ptr
+// CHECK:           %[[E4:.*]] = ew.exp %{{.*}} : vector<32xf32> -> vector<32xf32>
+// CHECK:           %[[AT:.*]] = arith.andi %{{.*}}, %[[WRAP]] : i64
+// CHECK-NEXT:      tile.store %[[E4]], %[[KEEP3]][%[[AT]]]
+// CHECK:       scf.if %[[FITS3]] {
+// CHECK:           tile.load %[[BUF3]][%{{.*}}] stride %{{.*}} "contiguous" : f32 -> f32
+// CHECK-NOT:       ew.exp
+// CHECK:       } else {
+// CHECK:           ew.exp %{{.*}} : f32 -> f32
+
 builtin.module {
   "ew.kernel"() <{sym_name = "softmax", inputs = [!ew.view<2xf32, contiguous>], outputs = [!ew.view<2xf32, contiguous>], params = [], arg_names = ["self", "out"], reduced = #builtin.int<1>}> ({
   ^bb0(%x: f32):
@@ -60,5 +79,16 @@ builtin.module {
     %4 = ew.div %2, %3 : f32, f32 -> f32
     %5 = ew.mul %4, %x : f32, f32 -> f32
     ew.yield %5 : f32
+  }) : () -> ()
+  "ew.kernel"() <{sym_name = "softmax_bf16", inputs = [!ew.view<2xbf16, contiguous>], outputs = [!ew.view<2xbf16, contiguous>], params = [], arg_names = ["self", "out"], reduced = #builtin.int<1>}> ({
+  ^bb0(%x: bf16):
+    %0 = ew.convert %x : bf16 to f32
+    %1 = ew.reduce "amax" %0 : f32 -> f32
+    %2 = ew.sub %0, %1 : f32, f32 -> f32
+    %3 = ew.exp %2 : f32 -> f32
+    %4 = ew.reduce "sum" %3 : f32 -> f32
+    %5 = ew.div %3, %4 : f32, f32 -> f32
+    %6 = ew.convert %5 : f32 to bf16
+    ew.yield %6 : bf16
   }) : () -> ()
 }
