@@ -5,7 +5,7 @@ Every stage's text is available on the `Kernel` (`kernel.ir[stage]`, `kernel.asm
     dsl            the traced formula, one line per DSL operation, with the user's source line
     ew             the `ew.kernel` as traced (storage types, mixed-type arithmetic allowed)
     <pass name>    the module after each pass of the pipeline (legalize-dtypes, tile-elementwise,
-                   vectorize-elementwise, expand-math, ..., lower-to-llvm, dce)
+                   vectorize-elementwise, expand-math, ..., lower-to-llvm)
     llvm-dialect   the final xDSL `llvm` dialect module (= after the last pass)
     llvm-ir        LLVM IR as translated, before LLVM's optimizer
     llvm           LLVM IR after O3 for the host CPU

@@ -33,7 +33,6 @@ PIPELINE = (
     "cse",
     "convert-scf-to-cf",
     "lower-to-llvm",
-    "dce",
 )
 
 #: Every stage a kernel keeps the text of (`kernel.ir[stage]`): the traced formula, its `ew`

@@ -3,14 +3,17 @@ aclgen.kernel.PIPELINE (the one statement of the order, light so that cache hits
 stages) with each pass's options:
 
     legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> expand-math
-      -> cse -> convert-scf-to-cf -> lower-to-llvm -> dce
+      -> cse -> convert-scf-to-cf -> lower-to-llvm
 
 Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
 `rounding`, `avx512` and `permute`, lower-to-llvm's `x86`) come from the target here, so the passes
-themselves never look at the machine: `aclgen opt` gives the same output everywhere. xDSL's cse, dce and convert-scf-to-cf
-are reused as they are. xDSL's canonicalize is registered
-(for `aclgen opt`) but not in the default pipeline: on all five operators it changed no byte of
-the final assembly (LLVM's O3 does the same folding) and cost 6-21 ms of a 75-160 ms compile.
+themselves never look at the machine: `aclgen opt` gives the same output everywhere. xDSL's cse
+and convert-scf-to-cf are reused as they are. xDSL's canonicalize and dce are registered (for
+`aclgen opt`) but not in the default pipeline: on all five operators canonicalize changed no byte
+of the final assembly (LLVM's O3 does the same folding) and cost 6-21 ms of a 75-160 ms compile;
+dce, the pipeline's last pass until 2026-11-27, changed no byte of it on 36 variants (18
+operators of both families, every dtype, contiguous and strided; LLVM's O3 removes dead code)
+and cost 13-57 ms, 4-5% of each compile.
 """
 
 from __future__ import annotations

@@ -143,24 +143,23 @@ def test_a_pass_that_breaks_the_ir_is_named(monkeypatch):
     """The fast compile verifies nothing itself (LLVM checks the translated module); when it
     fails, the strict re-run with a verify after every pass names the pass that broke the IR."""
     from xdsl.dialects import llvm
-    from xdsl.passes import ModulePass
 
     from aclgen.compiler import CompileError, compile_variant
     from aclgen.passes import pipeline
+    from aclgen.passes.lower_to_llvm import LowerToLLVMPass
 
-    class MismatchCompare(ModulePass):  # compares an i64 with a pointer: ill-typed
-        name = "dce"
-
+    class MismatchCompare(LowerToLLVMPass):  # lowers, then compares an i64 with a pointer: ill-typed
         def apply(self, ctx, module):
+            super().apply(ctx, module)
             func = next(op for op in module.walk() if isinstance(op, llvm.FuncOp))
             cmp = next(op for op in module.walk() if isinstance(op, llvm.ICmpOp))
             cmp.operands[1] = func.body.blocks[0].args[0]
 
-    monkeypatch.setitem(pipeline.PASSES, "dce", lambda: MismatchCompare)
+    monkeypatch.setitem(pipeline.PASSES, "lower-to-llvm", lambda: MismatchCompare)
     o = OPERATORS["threshold_backward"]
     d = dt.float32
     variant = Variant((d, d), (d,), 1, ("contiguous",) * 3)
-    with pytest.raises(CompileError, match=r"in pass dce: the output does not verify"):
+    with pytest.raises(CompileError, match=r"in pass lower-to-llvm: the output does not verify"):
         compile_variant(o.formula, "broken", variant, o.params, o.kernel_arg_names, Options.from_knobs())
 
 

@@ -19,7 +19,7 @@ from aclgen.passes import pipeline
 
 HERE = Path(__file__).parent / "filecheck"
 FILES = sorted(HERE.glob("*.mlir"))
-OUR_PASSES = pipeline.ours()  # the pipeline's passes aclgen defines (xDSL's cse, dce, ... are tested there)
+OUR_PASSES = pipeline.ours()  # the pipeline's passes aclgen defines (xDSL's cse and convert-scf-to-cf are tested there)
 
 
 def _filecheck() -> str:
