@@ -286,8 +286,9 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     # A heavy pass (exp) takes two vectors a step, so their polynomials overlap: sum(exp(x - max))
     # over rows of [4096, 4096] f32, one process, 3.66 -> 3.28 ms. The additions keep their order.
     # Its masked steps then take what is left, a whole vector and a part (two steps at most), so
-    # that the heavy operand is built twice, not three times (the whole vector's mask is all
-    # lanes). A light pass runs its whole vectors unmasked and the masked step once at most.
+    # that the heavy operand is built in two loops, not three (three copies, not four: the whole
+    # vector's mask is all lanes). A light pass runs its whole vectors unmasked and the masked
+    # step once at most.
     unroll = 2 if heavy else 1
     full = rb(arith.SubiOp(n, rb(arith.RemSIOp(n, rb.index(unroll * LANES)))))
     results = vectors(zero, full, list(accs), unroll)
