@@ -250,7 +250,7 @@ def _reduce(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     run, *accs = runs_body.args
     rb = Builder.at_end(runs_body)
     ptrs = row.run_pointers(rb, run)
-    keep = _buffer_rows(row, rb, run, [op.input for op in ops], row.wrap)
+    keep = _buffer_rows(row, rb, run, [op.input for op in ops])
     one = rb.index(1)
     heavy = any(_heavy(op.input, row.uniform) for op in ops)
     next_rows = _next_rows(row, rb, ptrs, ops) if heavy else {}
@@ -342,12 +342,12 @@ def _next_rows(row: _Row, b: Builder, ptrs: list[SSAValue], ops: list[ew.ReduceO
             if views[i].layout.data == Layout.CONTIGUOUS}
 
 
-def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values, wrap: SSAValue | None = None) -> dict[SSAValue, SSAValue]:
+def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values) -> dict[SSAValue, SSAValue]:
     """For each of `values` the row keeps in a buffer (`row.cached`), the buffer at run `run`: the
     buffer itself for rows of one run, so that an output holding a value (`_held_in_output`) is
     the very pointer the final pass stores to, which vectorize-elementwise then never streams
     past the caches (the pass reads it back: a streamed store would write each line twice).
-    `wrap` masks the run's offset (`SCRATCH`)."""
+    `row.wrap` masks the run's offset (`SCRATCH`)."""
     at = None
     out = {}
     for v in dict.fromkeys(values):
@@ -357,7 +357,7 @@ def _buffer_rows(row: _Row, b: Builder, run: SSAValue, values, wrap: SSAValue | 
                 continue
             if at is None:
                 at = b(arith.MuliOp(run, row.inner))
-                at = at if wrap is None else b(arith.AndIOp(at, wrap))
+                at = at if row.wrap is None else b(arith.AndIOp(at, row.wrap))
             out[v] = b(tile.OffsetOp(row.cached[v], at, f32))
     return out
 
@@ -509,7 +509,7 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
             cond, *forms = final
             blocks = [Block(), Block()]
             for block, buffers in zip(blocks, forms):
-                row.b, row.cached = Builder.at_end(block), buffers
+                row.b, row.cached, row.wrap = Builder.at_end(block), buffers, None
                 _final_pass(row, element_outputs, partials, first)
                 block.add_op(scf.YieldOp())
             b(scf.IfOp(cond, [], Region(blocks[0]), Region(blocks[1])))
