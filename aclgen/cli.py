@@ -188,7 +188,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
         overrides["tile_size"] = args.tile_size
     if args.noalias:
         overrides["noalias"] = True
-    options = op.kernel_options(variant, Options.from_knobs(**overrides))
+    try:
+        options = Options.from_knobs(**overrides)
+    except ValueError as exc:  # --width or --tile-size out of range (ACLGEN_* ones are KnobErrors)
+        raise UserError(str(exc).replace("compile option ", "--").replace("tile_size", "tile-size")) from None
+    options = op.kernel_options(variant, options)
     options = schedules.choose(op.python_name, formula_digest(op.formula), variant, options)  # what a call runs
     kernel = compile_variant(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, options)
     if args.timing:
@@ -533,9 +537,10 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from aclgen.declaration import DeclarationError
     from aclgen.frontend import FormulaError
     from aclgen.kernel import CompileError
+    from aclgen.knobs import KnobError
     from aclgen.runtime.errors import OperatorError
 
-    return (UserError, CompileError, FormulaError, OperatorError, DeclarationError)
+    return (UserError, CompileError, FormulaError, OperatorError, DeclarationError, KnobError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,13 +2,13 @@
 
 | variable | type | default | in the kernel cache key |
 |---|---|---|---|
-| ACLGEN_TILE_SIZE | int (0 = the schedule's: tuned, else 8192) | 0 | yes |
-| ACLGEN_VECTOR_WIDTH | int (0 = the schedule's: tuned, else the model's) | 0 | yes |
+| ACLGEN_TILE_SIZE | int 0 to 2^31 - 1 (0 = the schedule's: tuned, else 8192) | 0 | yes |
+| ACLGEN_VECTOR_WIDTH | 0 or a power of two up to 256 (0 = the schedule's: tuned, else the model's) | 0 | yes |
 | ACLGEN_FMA | auto/on/off | auto | yes |
 | ACLGEN_OPT_LEVEL | int 0-3 | 3 | yes |
 | ACLGEN_CPU_NAME | LLVM CPU name ("" or host: this machine's) | "" | yes (as the target CPU) |
 | ACLGEN_CPU_FEATURES | LLVM feature string (+avx2,-avx512f,...) | "" | yes (as the target features) |
-| ACLGEN_THREADS | int (0 = all cores) | 0 | no (a launch parameter) |
+| ACLGEN_THREADS | int 0 to 1024 (0 = all cores) | 0 | no (a launch parameter) |
 | ACLGEN_SOC_VERSION | str | Ascend910B | no |
 | ACLGEN_CACHE_DIR | path | $XDG_CACHE_HOME/aclgen or ~/.cache/aclgen | no (where the cache lives) |
 | ACLGEN_ALWAYS_COMPILE | 0/1 | 0 | no (1: never read the on-disk cache; entries are still written) |
@@ -26,6 +26,12 @@ The cache key also holds what no knob sets: the formula's bytecode, dtypes, rank
 parameter types, the target's triple/CPU/features (above), a hash of aclgen's own sources and the xdsl and
 llvmlite versions (aclgen/cache.py).
 
+A value outside its range is a `KnobError` naming the variable and the range: the CLI prints it
+as a one-line error, an aclnn call answers it with a status code and that message
+(aclgen/runtime/soc.py). The bounds keep a setting from turning into a hang: a vector step of 4096
+lanes took 11 s to compile one GELU kernel, and every thread of ACLGEN_THREADS is a thread of
+the native pool.
+
 `knobs()` is cheap: the parsed settings are kept and re-read only when one of the variables
 above changes (one dict lookup per variable), so hot paths may call it freely.
 """
@@ -39,6 +45,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 FMA_MODES = ("auto", "on", "off")  # ACLGEN_FMA and the compile option fma: the target's, fused, unfused
+MAX_WIDTH = 256  # lanes of one vector step (vectorize-elementwise checks its width option against it too)
+MAX_TILE = 2**31 - 1
+MAX_THREADS = 1024
 NAMES = (
     "ACLGEN_TILE_SIZE",
     "ACLGEN_VECTOR_WIDTH",
@@ -60,6 +69,10 @@ _env_keys = tuple(os.environ.encodekey(k) for k in NAMES) if _env_data is not No
 _CPU_KEYS = _env_keys[NAMES.index("ACLGEN_CPU_NAME") : NAMES.index("ACLGEN_CPU_FEATURES") + 1]
 
 
+class KnobError(ValueError):
+    """An ACLGEN_* variable's value is not one it takes (the message names both)."""
+
+
 def _env(name: str, default, cast):
     raw = os.environ.get(name)
     if raw is None or raw == "":
@@ -67,7 +80,12 @@ def _env(name: str, default, cast):
     try:
         return cast(raw)
     except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a valid {cast.__name__}") from None
+        raise KnobError(f"{name}={raw!r} is not a valid {cast.__name__}") from None
+
+
+def _require(name: str, value, ok: bool, rule: str) -> None:
+    if not ok:
+        raise KnobError(f"{name}={os.environ.get(name, value)!r}: {rule}")
 
 
 def _flag(raw: str) -> bool:
@@ -113,8 +131,15 @@ class Knobs:
             cache_dir=_env("ACLGEN_CACHE_DIR", "", str) or default_cache_dir(),
             always_compile=_env("ACLGEN_ALWAYS_COMPILE", False, _flag),
         )
-        if k.tile_size < 0 or k.vector_width < 0 or not 0 <= k.opt_level <= 3 or k.fma not in FMA_MODES:
-            raise ValueError(f"invalid ACLGEN_* setting: {k}")
+        w = k.vector_width
+        _require("ACLGEN_TILE_SIZE", k.tile_size, 0 <= k.tile_size <= MAX_TILE,
+                 f"must be 0 (the schedule's) or a number of elements up to {MAX_TILE}")
+        _require("ACLGEN_VECTOR_WIDTH", w, 0 <= w <= MAX_WIDTH and not w & (w - 1),
+                 f"must be 0 (the schedule's) or a power of two up to {MAX_WIDTH}")
+        _require("ACLGEN_FMA", k.fma, k.fma in FMA_MODES, f"must be one of {', '.join(FMA_MODES)}")
+        _require("ACLGEN_OPT_LEVEL", k.opt_level, 0 <= k.opt_level <= 3, "must be 0, 1, 2 or 3")
+        _require("ACLGEN_THREADS", k.threads, 0 <= k.threads <= MAX_THREADS,
+                 f"must be 0 (every core) or a number of threads up to {MAX_THREADS}")
         return k
 
     def as_dict(self) -> dict:
@@ -157,7 +182,7 @@ _cached: tuple[tuple, Knobs] | None = None
 
 
 def knobs() -> Knobs:
-    """The current settings (raises ValueError on an invalid value, every call until fixed)."""
+    """The current settings (raises KnobError on an invalid value, every call until fixed)."""
     global _cached
     fp = fingerprint()
     c = _cached

@@ -82,6 +82,7 @@ from xdsl.passes import ModulePass
 from aclgen import dtypes
 from aclgen.dialects import ew, tile
 from aclgen.dialects.enums import Layout
+from aclgen.knobs import MAX_WIDTH
 
 
 def _vec(t, width: int):
@@ -355,9 +356,9 @@ class VectorizeElementwisePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for option in ("width", "lanes"):
             v = getattr(self, option)
-            if v < 0 or v & (v - 1) or (option == "lanes" and v == 0):
+            if v < 0 or v > MAX_WIDTH or v & (v - 1) or (option == "lanes" and v == 0):
                 raise ValueError(f"in pass {self.name}: {option} must be {'0 or ' * (option == 'width')}"
-                                 f"a power of two, got {v}")
+                                 f"a power of two up to {MAX_WIDTH}, got {v}")
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.inner" in o.attributes]
         for loop in loops:
             width = self.width or model_width(loop, self.lanes)

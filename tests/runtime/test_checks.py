@@ -278,6 +278,26 @@ def test_soc_from_environment(monkeypatch, soc):
     assert acl.get_soc_name() == "Ascend910B"
 
 
+@pytest.mark.parametrize("name,value,rule", [
+    ("ACLGEN_VECTOR_WIDTH", "24", "a power of two up to 256"),
+    ("ACLGEN_VECTOR_WIDTH", "4096", "a power of two up to 256"),
+    ("ACLGEN_TILE_SIZE", "-8", "up to 2147483647"),
+    ("ACLGEN_THREADS", "100000", "up to 1024"),
+    ("ACLGEN_FMA", "maybe", "one of auto, on, off"),
+    ("ACLGEN_OPT_LEVEL", "4", "0, 1, 2 or 3"),
+])
+def test_invalid_knob_is_a_status_code_naming_it(monkeypatch, name, value, rule):
+    """A setting outside its range answers every call with 561000 and a message naming the
+    variable, its value and the range (never a compile of a 4096-lane loop or a pool of 100000
+    threads); the call goes through again once the variable is fixed."""
+    monkeypatch.setenv(name, value)
+    _, _, ret = gws("hardswish")(t(), t(), t())
+    assert ret == 561000
+    assert f"{name}={value!r}" in acl.get_recent_err_msg() and rule in acl.get_recent_err_msg()
+    monkeypatch.delenv(name)
+    assert gws("hardswish")(t(), t(), t())[2] == 0
+
+
 def test_unknown_soc_rejected():
     assert acl.set_soc_version("Ascend123") == acl.ACL_ERROR_INVALID_PARAM
     assert "Ascend123" in acl.get_recent_err_msg()

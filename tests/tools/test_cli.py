@@ -87,14 +87,19 @@ def test_compile_emits_each_stage(stage, tmp_path):
 
 
 def test_compile_user_errors_are_one_line():
-    for args, message in (
-        (["nope", "--dtype", "float32"], "nope"),
-        (["selu_backward", "--dtype", "uint8"], "uint8"),
-        (["selu_backward", "--dtype", "float32", "--layout", "diagonal"], "'diagonal' is not one of"),
-        (["hardswish_backward", "--dtype", "float32", "--layout", "broadcast,broadcast,broadcast"],
+    """Wrong arguments and ACLGEN_* settings out of their range are one line naming what was wrong."""
+    for args, env, message in (
+        (["nope", "--dtype", "float32"], {}, "nope"),
+        (["selu_backward", "--dtype", "uint8"], {}, "uint8"),
+        (["selu_backward", "--dtype", "float32", "--layout", "diagonal"], {}, "'diagonal' is not one of"),
+        (["hardswish_backward", "--dtype", "float32", "--layout", "broadcast,broadcast,broadcast"], {},
          "an output cannot be broadcast"),
+        (["selu_backward", "--dtype", "float32", "--width", "24"], {}, "--width must be 0 or a power of two up to 256"),
+        (["selu_backward", "--dtype", "float32", "--tile-size", "-1"], {}, "--tile-size must be 0 or"),
+        (["selu_backward", "--dtype", "float32"], {"ACLGEN_VECTOR_WIDTH": "4096"}, "ACLGEN_VECTOR_WIDTH='4096': must be 0"),
+        (["selu_backward", "--dtype", "float32"], {"ACLGEN_THREADS": "-2"}, "ACLGEN_THREADS='-2': must be 0 (every core)"),
     ):
-        r = aclgen("compile", *args)
+        r = runners.aclgen("compile", *args, env={"ACLGEN_DEBUG": "", **env})
         assert r.returncode == 1
         assert r.stderr.startswith("aclgen: error:") and message in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
