@@ -568,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             known = False
         if isinstance(exc, Diagnostic):
             print(first, file=sys.stderr)
+        elif isinstance(exc, MemoryError):  # what was asked for (`bench --sizes`, a shape) does not fit
+            print(f"aclgen: error: out of memory: {first}", file=sys.stderr)
         elif known:
             from aclgen.frontend import FormulaError
 

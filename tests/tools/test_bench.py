@@ -141,6 +141,7 @@ def test_matrix_and_sizes():
     (["--tools", "jax"], "unknown tool"),
     (["--parts", "all"], "unknown part"),
     (["--rounds", "0"], "--rounds"),
+    (["hardswish_backward", "--sizes", "99999999999999", "--tools", "aclgen", "--parts", "table"], "out of memory"),
 ])
 def test_bench_user_errors(args, message, capsys):
     assert main(["bench", *args, "--quiet"]) == 1
