@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from aclgen import dtypes as dt
 from aclgen.abi import MetaLayout
 from aclgen.dialects.enums import Layout
-from aclgen.knobs import FMA_MODES, MAX_TILE, MAX_WIDTH, knobs
+from aclgen.knobs import FMA_MODES, TILE_RULE, WIDTH_RULE, knobs, tile_ok, width_ok
 
 if TYPE_CHECKING:
     from xdsl.ir import Attribute
@@ -74,12 +74,10 @@ class Options:
             if getattr(self, name) not in choices:
                 raise ValueError(f"compile option {name} must be one of {', '.join(map(repr, choices))}, "
                                  f"not {getattr(self, name)!r}")
-        w = self.width
-        if not 0 <= w <= MAX_WIDTH or w & (w - 1):
-            raise ValueError(f"compile option width must be 0 or a power of two up to {MAX_WIDTH}, not {w}")
-        if not 0 <= self.tile_size <= MAX_TILE:
-            raise ValueError(f"compile option tile_size must be 0 or a number of elements up to {MAX_TILE}, "
-                             f"not {self.tile_size}")
+        if not width_ok(self.width):
+            raise ValueError(f"compile option width must be {WIDTH_RULE}, not {self.width}")
+        if not tile_ok(self.tile_size):
+            raise ValueError(f"compile option tile_size must be {TILE_RULE}, not {self.tile_size}")
 
     @staticmethod
     def from_knobs(**overrides) -> Options:

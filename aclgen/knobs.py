@@ -2,7 +2,7 @@
 
 | variable | type | default | in the kernel cache key |
 |---|---|---|---|
-| ACLGEN_TILE_SIZE | int 0 to 2^31 - 1 (0 = the schedule's: tuned, else 8192) | 0 | yes |
+| ACLGEN_TILE_SIZE | int 0 to 2^62 (0 = the schedule's: tuned, else 8192) | 0 | yes |
 | ACLGEN_VECTOR_WIDTH | 0 or a power of two up to 256 (0 = the schedule's: tuned, else the model's) | 0 | yes |
 | ACLGEN_FMA | auto/on/off | auto | yes |
 | ACLGEN_OPT_LEVEL | int 0-3 | 3 | yes |
@@ -45,9 +45,19 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 FMA_MODES = ("auto", "on", "off")  # ACLGEN_FMA and the compile option fma: the target's, fused, unfused
-MAX_WIDTH = 256  # lanes of one vector step (vectorize-elementwise checks its width option against it too)
-MAX_TILE = 2**31 - 1
+MAX_WIDTH = 256  # lanes of one vector step
+MAX_TILE = 2**62  # an i64 loop bound; "one tile" builds (aclgen run's reference) ask for 2^40
 MAX_THREADS = 1024
+WIDTH_RULE = f"0 or a power of two up to {MAX_WIDTH}"  # the setting's, the compile option's and the pass option's
+TILE_RULE = f"0 or a number of elements up to {MAX_TILE}"
+
+
+def width_ok(w: int) -> bool:
+    return 0 <= w <= MAX_WIDTH and not w & (w - 1)
+
+
+def tile_ok(t: int) -> bool:
+    return 0 <= t <= MAX_TILE
 NAMES = (
     "ACLGEN_TILE_SIZE",
     "ACLGEN_VECTOR_WIDTH",
@@ -131,11 +141,9 @@ class Knobs:
             cache_dir=_env("ACLGEN_CACHE_DIR", "", str) or default_cache_dir(),
             always_compile=_env("ACLGEN_ALWAYS_COMPILE", False, _flag),
         )
-        w = k.vector_width
-        _require("ACLGEN_TILE_SIZE", k.tile_size, 0 <= k.tile_size <= MAX_TILE,
-                 f"must be 0 (the schedule's) or a number of elements up to {MAX_TILE}")
-        _require("ACLGEN_VECTOR_WIDTH", w, 0 <= w <= MAX_WIDTH and not w & (w - 1),
-                 f"must be 0 (the schedule's) or a power of two up to {MAX_WIDTH}")
+        _require("ACLGEN_TILE_SIZE", k.tile_size, tile_ok(k.tile_size), f"must be {TILE_RULE} (0: the schedule's)")
+        _require("ACLGEN_VECTOR_WIDTH", k.vector_width, width_ok(k.vector_width),
+                 f"must be {WIDTH_RULE} (0: the schedule's)")
         _require("ACLGEN_FMA", k.fma, k.fma in FMA_MODES, f"must be one of {', '.join(FMA_MODES)}")
         _require("ACLGEN_OPT_LEVEL", k.opt_level, 0 <= k.opt_level <= 3, "must be 0, 1, 2 or 3")
         _require("ACLGEN_THREADS", k.threads, 0 <= k.threads <= MAX_THREADS,

@@ -82,7 +82,7 @@ from xdsl.passes import ModulePass
 from aclgen import dtypes
 from aclgen.dialects import ew, tile
 from aclgen.dialects.enums import Layout
-from aclgen.knobs import MAX_WIDTH
+from aclgen.knobs import MAX_WIDTH, WIDTH_RULE, width_ok
 
 
 def _vec(t, width: int):
@@ -354,11 +354,10 @@ class VectorizeElementwisePass(ModulePass):
     deinterleave: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for option in ("width", "lanes"):
-            v = getattr(self, option)
-            if v < 0 or v > MAX_WIDTH or v & (v - 1) or (option == "lanes" and v == 0):
-                raise ValueError(f"in pass {self.name}: {option} must be {'0 or ' * (option == 'width')}"
-                                 f"a power of two up to {MAX_WIDTH}, got {v}")
+        if not width_ok(self.width):
+            raise ValueError(f"in pass {self.name}: width must be {WIDTH_RULE}, got {self.width}")
+        if not width_ok(self.lanes) or self.lanes == 0:
+            raise ValueError(f"in pass {self.name}: lanes must be a power of two up to {MAX_WIDTH}, got {self.lanes}")
         loops = [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.inner" in o.attributes]
         for loop in loops:
             width = self.width or model_width(loop, self.lanes)

@@ -281,7 +281,7 @@ def test_soc_from_environment(monkeypatch, soc):
 @pytest.mark.parametrize("name,value,rule", [
     ("ACLGEN_VECTOR_WIDTH", "24", "a power of two up to 256"),
     ("ACLGEN_VECTOR_WIDTH", "4096", "a power of two up to 256"),
-    ("ACLGEN_TILE_SIZE", "-8", "up to 2147483647"),
+    ("ACLGEN_TILE_SIZE", "-8", "up to 4611686018427387904"),
     ("ACLGEN_THREADS", "100000", "up to 1024"),
     ("ACLGEN_FMA", "maybe", "one of auto, on, off"),
     ("ACLGEN_OPT_LEVEL", "4", "0, 1, 2 or 3"),
