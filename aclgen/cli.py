@@ -178,21 +178,21 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from aclgen import schedules
     from aclgen.cache import formula_digest
     from aclgen.compiler import Options, compile_variant
+    from aclgen.knobs import TILE_RULE, WIDTH_RULE, tile_ok, width_ok
 
     op = _operator(args.op)
     variant = _variant(op, _dtypes(op, args.dtype), args.rank, args.layout)
     overrides = {}
-    if args.width is not None:
-        overrides["width"] = args.width
-    if args.tile_size is not None:
-        overrides["tile_size"] = args.tile_size
+    for flag, key, ok, rule in (("--width", "width", width_ok, WIDTH_RULE),
+                                ("--tile-size", "tile_size", tile_ok, TILE_RULE)):
+        value = getattr(args, key)
+        if value is not None:
+            if not ok(value):
+                raise UserError(f"{flag} {value}: must be {rule}")
+            overrides[key] = value
     if args.noalias:
         overrides["noalias"] = True
-    try:
-        options = Options.from_knobs(**overrides)
-    except ValueError as exc:  # --width or --tile-size out of range (ACLGEN_* ones are KnobErrors)
-        raise UserError(str(exc).replace("compile option ", "--").replace("tile_size", "tile-size")) from None
-    options = op.kernel_options(variant, options)
+    options = op.kernel_options(variant, Options.from_knobs(**overrides))
     options = schedules.choose(op.python_name, formula_digest(op.formula), variant, options)  # what a call runs
     kernel = compile_variant(op.formula, op.python_name, variant, op.params, op.kernel_arg_names, options)
     if args.timing:

@@ -58,6 +58,8 @@ def width_ok(w: int) -> bool:
 
 def tile_ok(t: int) -> bool:
     return 0 <= t <= MAX_TILE
+
+
 NAMES = (
     "ACLGEN_TILE_SIZE",
     "ACLGEN_VECTOR_WIDTH",

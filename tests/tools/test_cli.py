@@ -94,8 +94,8 @@ def test_compile_user_errors_are_one_line():
         (["selu_backward", "--dtype", "float32", "--layout", "diagonal"], {}, "'diagonal' is not one of"),
         (["hardswish_backward", "--dtype", "float32", "--layout", "broadcast,broadcast,broadcast"], {},
          "an output cannot be broadcast"),
-        (["selu_backward", "--dtype", "float32", "--width", "24"], {}, "--width must be 0 or a power of two up to 256"),
-        (["selu_backward", "--dtype", "float32", "--tile-size", "-1"], {}, "--tile-size must be 0 or"),
+        (["selu_backward", "--dtype", "float32", "--width", "24"], {}, "--width 24: must be 0 or a power of two up to 256"),
+        (["selu_backward", "--dtype", "float32", "--tile-size", "-1"], {}, "--tile-size -1: must be 0 or"),
         (["selu_backward", "--dtype", "float32"], {"ACLGEN_VECTOR_WIDTH": "4096"}, "ACLGEN_VECTOR_WIDTH='4096': must be 0"),
         (["selu_backward", "--dtype", "float32"], {"ACLGEN_THREADS": "-2"}, "ACLGEN_THREADS='-2': must be 0 (every core)"),
     ):
