@@ -18,7 +18,7 @@ from tests.reference import same_bits
 
 REFERENCED = sorted((op for op in aclgen.ops.OPERATORS.values() if op.reference is not None),
                     key=lambda op: op.python_name)
-CASES = [(op.python_name, dtype_cases(op)[k % len(dtype_cases(op))]) for k, op in enumerate(REFERENCED)]
+CASES = [(op.python_name, dtypes[k % len(dtypes)]) for k, op in enumerate(REFERENCED) for dtypes in [dtype_cases(op)]]
 
 
 def stepped(a: np.ndarray, step: int) -> np.ndarray:
