@@ -156,7 +156,7 @@ def stage_texts(
     try:
         mod, tm = jitmod.optimized_module(llvm_ir, options.opt_level)
         ir["llvm"] = str(mod)
-        ir["asm"] = tm.emit_assembly(mod)
+        ir["asm"] = jitmod.assembly(mod, tm)
     except Exception as exc:
         raise CompileError(f"LLVM failed on {kname}: {exc}") from exc
     return ir

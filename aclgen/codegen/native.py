@@ -47,7 +47,7 @@ from llvmlite import ir
 
 from aclgen.codegen import native_ir as nir
 from aclgen.codegen.native_ir import ArrayEntry, Header, LaunchEntry, ParamEntry, Relation
-from aclgen.codegen.target import new_target_machine, real_host
+from aclgen.codegen.target import code_generator, new_target_machine, real_host
 
 MAX_POINTERS = nir.MAX_POINTERS
 GEOMETRIES = 4096  # records a Replays indexes by input geometry (then the index starts over)
@@ -83,7 +83,8 @@ def _build_object(module: ir.Module) -> bytes:
     ref.triple = real_host().triple
     ref.verify()
     _compiles += 1
-    return new_target_machine(2 if module.name in _OPTIMIZED else 0).emit_object(ref)
+    with code_generator():
+        return new_target_machine(2 if module.name in _OPTIMIZED else 0).emit_object(ref)
 
 
 def _no_store(name: str, build: Callable[[], bytes]) -> bytes:

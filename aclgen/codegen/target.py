@@ -43,11 +43,14 @@ target (`aclgen compile --emit asm`, aclgen.compiler) does not, and never runs t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -96,6 +99,25 @@ class UnsupportedTarget(CompileError):
 def _init() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+
+
+_CODEGEN = threading.RLock()
+
+
+@contextlib.contextmanager
+def code_generator(*options: str) -> Iterator[None]:
+    """Hold LLVM's code generator for the body, with LLVM command-line `options` ("-name", set to
+    true) in force. LLVM's options are process-wide, so every generation of machine code
+    (kernels, the runtime's glue) runs under this lock, and an option set here is unset before
+    another thread generates code."""
+    with _CODEGEN:
+        for o in options:
+            llvm.set_option("aclgen", f"{o}=true")
+        try:
+            yield
+        finally:
+            for o in options:
+                llvm.set_option("aclgen", f"{o}=false")
 
 
 @dataclass(frozen=True)

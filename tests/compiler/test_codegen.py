@@ -1,19 +1,22 @@
 """Codegen properties: vector code, alignment on every access, noalias, no libcalls."""
 
+import itertools
 import re
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
 import aclgen
 from aclgen import dtypes as dt
+from aclgen.codegen import jit, native
 from aclgen.codegen.jit import check_libcalls
 from aclgen.codegen.native import aligned_empty
-from aclgen.codegen.target import host
-from aclgen.compiler import Options, Variant
+from aclgen.codegen.target import code_generator, host, new_target_machine
+from aclgen.compiler import Options, Variant, compile_variant
 from aclgen.knobs import overridden
 from aclgen.ops import OPERATORS
-from tests.kernels import kernel
+from tests.kernels import kernel, meta_for
 
 W = host().f32_lanes
 
@@ -288,3 +291,63 @@ def test_row_kernels_stream_whole_aligned_rows_and_store_the_others(misalign):
         assert (buf[:misalign] == -7).all() and (buf[misalign + size :] == -7).all()
     if host().is_x86 and host().has("avx512f"):  # the aligned branch: whole zmm streaming stores
         assert "vmovntps\t%zmm" in streamed.kernel_for(x, out=out).asm
+
+
+X86 = pytest.mark.skipif(not host().is_x86, reason="x86-64 machine code")
+REGISTERS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"]
+
+
+def _object_of(assembly: str) -> bytes:
+    """The object code of a function whose body is `assembly` (AT&T, one instruction a line)."""
+    clobbers = ",".join(f"~{{{r}}}" for r in REGISTERS)
+    text = assembly.replace("\n", "\\0A")
+    mod = llvm.parse_assembly(f'define void @f() {{\n  call void asm sideeffect "{text}", "{clobbers}"()\n  ret void\n}}')
+    mod.triple = host().triple
+    llvm.initialize_native_asmparser()  # inline assembly in an object file
+    with code_generator():
+        return new_target_machine().emit_object(mod)
+
+
+@X86
+def test_a_run_of_register_moves_is_a_rotation():
+    """`rotates_registers` finds ROTATION 64-bit register-to-register moves in a row, in any
+    registers (REX prefixes 48, 49, 4c, 4d), and nothing shorter or interrupted."""
+    moves = [f"movq %{a}, %{b}" for a, b in itertools.pairwise(REGISTERS)]
+    assert len(moves) > jit.ROTATION
+    assert jit.rotates_registers(_object_of("\n".join(moves[: jit.ROTATION])))
+    assert jit.rotates_registers(_object_of("\n".join(moves[::-1][: jit.ROTATION])))
+    assert not jit.rotates_registers(_object_of("\n".join(moves[: jit.ROTATION - 1])))
+    half = jit.ROTATION // 2
+    interrupted = [*moves[:half], "movq %rax, 8(%rsp)", *moves[half: jit.ROTATION]]
+    assert not jit.rotates_registers(_object_of("\n".join(interrupted)))
+    assert not jit.rotates_registers(_object_of("\n".join(f"movl %e{r[1:]}, %e{r[1:]}" for r in REGISTERS[:6])
+                                                + "\n" + "\n".join(moves[: jit.ROTATION - 1])))
+
+
+@X86
+def test_code_that_rotates_registers_is_generated_again_without_hoisting(monkeypatch):
+    """SELU float32 for an AVX2 CPU (haswell: x86's 16 vector registers): LLVM's first code moves
+    a dozen registers along in its loop; the kernel takes the code made with machine LICM off,
+    which does not, says so at the top of its assembly, and computes the same bits."""
+    with overridden(ACLGEN_CPU_NAME="haswell"):
+        if host().missing:
+            pytest.skip(f"this machine cannot run haswell code (lacks {', '.join(host().missing)})")
+        op = OPERATORS["selu"]
+        variant = Variant((dt.float32,), (dt.float32,), 1, ("contiguous",) * 2, op.attr_samples)
+        options = op.kernel_options(variant, Options.from_knobs())
+        chosen = compile_variant(op.formula, "selu_chosen", variant, op.params, op.kernel_arg_names, options)
+        monkeypatch.setattr(jit, "rotates_registers", lambda obj: False)
+        first = compile_variant(op.formula, "selu_first", variant, op.params, op.kernel_arg_names, options)
+        monkeypatch.undo()
+        if not jit.rotates_registers(first.native.object_code):
+            pytest.skip("this LLVM's code for SELU float32 on haswell does not rotate registers")
+        assert not jit.rotates_registers(chosen.native.object_code)
+        assert chosen.asm.startswith("# generated with -disable-machine-licm")
+        x = np.concatenate([np.linspace(-90, 90, 4093, dtype=np.float32),
+                            np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 88.7])])
+        results = []
+        for k in (first, chosen):
+            out = np.full_like(x, 7.0)
+            native.entry(k).call()(x.ctypes.data, out.ctypes.data, meta_for(k, (x, out)).ctypes.data, 0, x.size)
+            results.append(out.view(np.uint32))
+        np.testing.assert_array_equal(results[0], results[1])
