@@ -53,13 +53,14 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("api", "attrs", "groups", "op", "shape", "split_dim", "values", "views")
+    __slots__ = ("api", "attrs", "done", "groups", "op", "shape", "split_dim", "values", "views")
 
     def __init__(self, op, args, api: str | None = None):
         self.op = op
         self.api: str = api or op.api  # aclnnInplace<Name> for an in-place call
         self.values: dict = dict(zip(op.arg_names, args))
         self.shape: tuple[int, ...] | None = None  # what the outputs span; set by the check
+        self.done = False  # the check found nothing to compute (`empty`): no output is looked at
         self.attrs: dict[str, object] = {}
         # the formula's kernels: (dims of `shape` they reduce, the kernel outputs they compute); set with it
         self.groups: list[tuple[tuple[int, ...] | None, tuple[int, ...]]] = []
@@ -198,10 +199,12 @@ class Call:
         return value % rank
 
     def empty(self, *names: str) -> bool:
-        """Whether one of the named tensors is empty (CANN returns at once for some operators:
-        the call then has nothing to compute and its shape is the first tensor's)."""
+        """Whether one of the named tensors is empty (CANN returns at once for some operators,
+        before it looks at the outputs: the call then computes nothing, whatever the outputs'
+        shapes, and its shape is the first tensor's)."""
         if any(not self.tensor(n).numel for n in names):
             self.shape = self.tensor(names[0]).view_dims
+            self.done = True
             return True
         return False
 

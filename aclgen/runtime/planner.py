@@ -218,7 +218,7 @@ def build(call: checks.Call, args: tuple) -> Executor:
             checks.view(api, names[k], t, k >= n_in)
         if t.numel and k >= n_in:
             empty = False
-    if empty:
+    if empty or call.done:
         return Executor(api, 0, None, (), 0, None, (), ())
     blocks = tuple(t.block for t in tensors if t is not None and t.block is not None)  # repeats are harmless
     ins, outs = [t for t in tensors[:n_in] if t is not None], tensors[n_in:]

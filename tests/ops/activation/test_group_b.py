@@ -18,12 +18,13 @@ import aclgen.acl as acl
 import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.tools.accuracy import ulp_error
+from tests.ops import aclnn_checks as checks
+from tests.ops.aclnn_checks import INVALID, NULL, status
 from tests.oracle import needs_torch, torch
 
 F = torch.nn.functional if torch else None
 aten = torch.ops.aten if torch else None
 
-NULL, INVALID = 161001, 161002
 F32 = np.float32
 RNG = np.random.default_rng(7)
 X = np.concatenate([np.linspace(-12, 12, 1537), [0.0, -0.0, 1e-30, -1e-30]]).astype(F32)
@@ -146,12 +147,7 @@ def test_large_gradients_keep_their_bits_below_flt_min():
 
 
 def tensor(shape=(2, 3), dtype: object = F32, fill=0.0, fmt=acl.ACL_FORMAT_ND):
-    return acl.from_numpy(np.full(shape, fill, np.dtype(dtype)), fmt)  # type: ignore[call-overload]
-
-
-def status(api, *args):
-    ret = getattr(aclnn, f"{api}GetWorkspaceSize")(*args)[2]
-    return ret, acl.get_recent_err_msg() if ret else ""
+    return checks.tensor(shape, dtype, fill, fmt)
 
 
 @pytest.mark.parametrize("api,args,code,says", [

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
-import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.tools.accuracy import ulp_error
+from tests.ops import aclnn_checks as checks
+from tests.ops.aclnn_checks import INVALID, NULL, TILING, status
 from tests.oracle import needs_torch, torch
 
 F = torch.nn.functional if torch else None
 
-NULL, INVALID, TILING = 161001, 161002, 561002
 F32, BF16 = np.float32, np.dtype(ml_dtypes.bfloat16)
 RNG = np.random.default_rng(11)
 
@@ -209,12 +209,7 @@ def test_situ_glu_linear_beta_is_decided_on_its_float():
 
 
 def tensor(shape=(2, 4), dtype: object = F32, fill=0.0, fmt=acl.ACL_FORMAT_ND):
-    return acl.from_numpy(np.full(shape, fill, np.dtype(dtype)), fmt)  # type: ignore[call-overload]
-
-
-def status(api, *args):
-    ret = getattr(aclnn, f"{api}GetWorkspaceSize")(*args)[2]
-    return ret, acl.get_recent_err_msg() if ret else ""
+    return checks.tensor(shape, dtype, fill, fmt)
 
 
 H = (2, 2)  # (2, 4) split along its last dim

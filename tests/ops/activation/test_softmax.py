@@ -8,9 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.knobs import overridden
 from aclgen.tools.accuracy import NUMPY, ulp_error
+from tests.ops.aclnn_checks import INVALID, NULL, status, tensor
 from tests.ops.reductions import edge_rows, layouts
 from tests.oracle import needs_torch, torch
 from tests.reference import same_bits
@@ -155,3 +157,104 @@ def test_softmax_over_two_axes_keeps_exp_per_run(dtype, shape):
         want = e / e.sum(axis=(-2, -1), keepdims=True)
     err = ulp_error(got, want, dtype, want)
     assert err.max() <= 64, err.max()
+
+
+# -- SoftmaxCrossEntropyWithLogits -----------------------------------------------------------------
+
+
+def _labels(shape, rng, kind: str) -> np.ndarray:
+    """Labels as training feeds them: one-hot rows, probability rows, or any values (the formula
+    takes them as they come: backprop is not made to sum to 0)."""
+    if kind == "one-hot":
+        return np.eye(shape[1])[rng.integers(shape[1], size=shape[0])]
+    if kind == "probabilities":
+        p = rng.random(shape)
+        return p / p.sum(1, keepdims=True)
+    return rng.standard_normal(shape) * 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 7, 100])
+@needs_torch
+def test_softmax_cross_entropy_matches_torch(dtype, n):
+    """loss against torch's cross entropy with class-probability targets (float64, reduction
+    'none'); backprop against torch's softmax minus the labels; edge rows of features, every kind
+    of labels, contiguous, strided and column-major inputs."""
+    op = ops.OPERATORS["softmax_cross_entropy_with_logits"]
+    rng = np.random.default_rng(n)
+    x = edge_rows(dtype, n, huge=1e4)
+    for kind in ("one-hot", "probabilities", "any"):
+        y = _labels(x.shape, rng, kind).astype(NUMPY[dtype])
+        wide = np.zeros((x.shape[0], 2 * n), x.dtype)
+        wide[:, ::2] = x
+        for a in (x, wide[:, ::2], np.asfortranarray(x)):
+            loss, backprop = ops.softmax_cross_entropy_with_logits(a, y)
+            assert loss.shape == (x.shape[0],) and backprop.shape == x.shape
+            assert loss.dtype == backprop.dtype == NUMPY[dtype]
+            x64, y64 = _t(a), _t(y)
+            want_loss = torch.nn.functional.cross_entropy(x64, y64, reduction="none").numpy()
+            want_backprop = (torch.softmax(x64, 1) - y64).numpy()
+            with np.errstate(all="ignore"):
+                scale = op.reference.scale(a.astype(np.float64), y.astype(np.float64))
+            _check(op, loss, want_loss, dtype, scale[0])
+            _check(op, backprop, want_backprop, dtype, scale[1])
+
+
+def test_softmax_cross_entropy_edges():
+    """A NaN or +inf feature makes its row's loss and backprop NaN; -inf is a class of probability
+    0: its backprop is -label, and its term of the loss label * -log(0) is +inf for a label above
+    0 and NaN for a label of 0 (0 * inf, as in torch's and TensorFlow's); equal features split
+    evenly."""
+    x = np.float32([[np.nan, 0, 1], [np.inf, 0, 1], [-np.inf, 0, 0], [-np.inf, 0, 0], [2, 2, 2]])
+    y = np.float32([[0, 1, 0], [0, 1, 0], [0, 0.5, 0.5], [1, 0, 0], [1, 0, 0]])
+    loss, backprop = ops.softmax_cross_entropy_with_logits(x, y)
+    assert np.isnan(loss[:3]).all() and np.isnan(backprop[:2]).all()
+    assert list(backprop[2]) == [0, 0, 0]
+    assert loss[3] == np.inf and list(backprop[3]) == [-1, 0.5, 0.5]
+    assert loss[4] == np.float32(np.log(3)) and backprop[4, 1] == np.float32(1 / 3)
+
+
+@pytest.mark.parametrize("api,args", [
+    ("aclnnSoftmax", (tensor((0, 3)), -1, tensor((5,)))),
+    ("aclnnSoftmaxBackward", (tensor((0, 3)), tensor((0, 3)), -1, tensor((5, 2)))),
+    ("aclnnLogSoftmaxBackward", (tensor((4, 0)), tensor((4, 0)), -1, tensor(()))),
+    ("aclnnSoftmaxCrossEntropyWithLogits", (tensor((0, 3)), tensor((0, 3)), tensor((5,)), tensor((2, 2)))),
+])
+def test_an_empty_input_returns_before_the_outputs_are_looked_at(api, args):
+    """CANN returns at once for an empty input of these operators, before it reads the outputs'
+    shapes: success, nothing written (the outputs keep their values)."""
+    ret, message = status(api, *args)
+    assert ret == 0, message
+    ws, ex, ret = getattr(aclnn, f"{api}GetWorkspaceSize")(*args)
+    assert ret == 0 and ws == 0 and getattr(aclnn, api)(None, ws, ex, None) == 0
+
+
+def test_softmax_cross_entropy_same_bits_for_every_schedule():
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((300, 1001)) * 4).astype(np.float32)
+    y = rng.random((300, 1001)).astype(np.float32)
+    with overridden(ACLGEN_THREADS="1"):
+        base = ops.softmax_cross_entropy_with_logits(x, y)
+    for knobs in ({"ACLGEN_THREADS": "2"}, {"ACLGEN_VECTOR_WIDTH": "4"}):
+        with overridden(**knobs):
+            got = ops.softmax_cross_entropy_with_logits(x, y)
+            assert all(g.tobytes() == b.tobytes() for g, b in zip(got, base)), knobs
+
+
+@pytest.mark.parametrize("args,code,says", [
+    ((None, tensor((2, 3)), tensor((2,)), tensor((2, 3))), NULL, "features is nullptr"),
+    ((tensor((2, 3)), tensor((2, 3)), tensor((2,)), None), NULL, "backprop is nullptr"),
+    ((tensor((2, 3), np.int32), tensor((2, 3)), tensor((2,)), tensor((2, 3))), INVALID, "features dtype ACL_INT32"),
+    ((tensor((2, 3)), tensor((2, 3)), tensor((2,), np.float16), tensor((2, 3))), INVALID, "loss dtype ACL_FLOAT16"),
+    ((tensor((2, 3, 1)), tensor((2, 3, 1)), tensor((2,)), tensor((2, 3, 1))), INVALID, "features has 3 dims"),
+    ((tensor((2, 3)), tensor((3,)), tensor((2,)), tensor((2, 3))), INVALID, "labels has 1 dims"),
+    ((tensor((2, 3)), tensor((2, 3), np.float16), tensor((2,)), tensor((2, 3))), INVALID, "labels dtype"),
+    ((tensor((2, 3)), tensor((1, 3)), tensor((2,)), tensor((2, 3))), INVALID, "labels shape [1, 3]"),
+    ((tensor((2, 3)), tensor((2, 3)), tensor((2, 1)), tensor((2, 3))), INVALID, "loss shape [2, 1]"),
+    ((tensor((2, 3)), tensor((2, 3)), tensor((2,)), tensor((3, 2))), INVALID, "backprop shape [3, 2]"),
+    ((tensor((0, 3)), tensor((0, 3)), tensor((5,)), tensor((0, 3))), 0, ""),  # empty: returns at once
+])
+def test_softmax_cross_entropy_checks_and_codes(args, code, says):
+    ret, message = status("aclnnSoftmaxCrossEntropyWithLogits", *args)
+    assert ret == code, message
+    assert says in message, message
