@@ -28,6 +28,7 @@ import dataclasses
 import enum
 import inspect
 import keyword
+import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -399,6 +400,23 @@ class Operator:
     def kernel_arg_names(self) -> tuple[str, ...]:
         """The kernel's arguments (also the formula's tensors and parameters, in its order)."""
         return (*self.kernel_inputs, *(p.name for p in self.params), *self.kernel_outputs)
+
+    def spans(self, rank: int, ins) -> list[tuple[int, ...]]:
+        """Per input (`ins`: in order, each with its `view_dims`, None where left out), the dims
+        of a `rank`-dim iteration space it spans: those a reduction over it (`aclgen.sum(x,
+        gamma)`) reduces and keep=it keeps. A tensor spans the trailing dims, as many as it has
+        (one at least); one declared `along` dim k spans dim k, or none where it holds one value
+        (Prelu's weight); one left out spans none."""
+        out = []
+        for name, t in zip(self.inputs, ins):
+            along = self.tensor(name).along
+            if t is None:
+                out.append(())
+            elif along is not None:
+                out.append((along % rank,) if math.prod(t.view_dims) > 1 and -rank <= along < rank else ())
+            else:
+                out.append(tuple(range(rank - min(max(len(t.view_dims), 1), rank), rank)))
+        return out
 
     def graph_for(self, attrs: tuple) -> Graph:
         """The formula traced with these attribute values, as the formula sees them

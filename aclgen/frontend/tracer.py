@@ -93,11 +93,12 @@ class Graph:
                 uniform.add(n)
         return [r in uniform for r in self.results] if self.reductions() else [False] * len(self.results)
 
-    def result_axes(self, rank: int, ranks: Sequence[int] = ()) -> list[tuple[int, ...] | None]:
+    def result_axes(self, rank: int, spans: Sequence[tuple[int, ...]] = ()) -> list[tuple[int, ...] | None]:
         """Per result, the dims (in [0, rank)) of the reductions it is made from, for an
-        iteration space of `rank` dims whose inputs have `ranks` (None: it reduces nothing; a
-        reduction over an input's dims reduces the last as many dims as it has). ValueError when
-        an axis is outside the space, or a result is made from reductions over different dims."""
+        iteration space of `rank` dims whose inputs span the dims `spans` (None: it reduces
+        nothing; a reduction over an input's dims reduces those, keep= an input the others).
+        ValueError when an axis is outside the space, or a result is made from reductions over
+        different dims."""
         axes: dict[Node, tuple[int, ...] | None] = {}
         for n in self.nodes:
             found: set[tuple[int, ...]] = {a for a in (axes.get(x) for x in n.args) if a is not None}
@@ -108,11 +109,11 @@ class Graph:
                     if spec[1] > rank:
                         raise ValueError(f"the last {spec[1]} dims are kept, but there are {rank}")
                     spec = tuple(range(rank - spec[1]))
-                elif spec and spec[0] in ("input", "keep"):  # an input's trailing dims, or the others
-                    if len(ranks) <= spec[1]:
-                        raise ValueError("a reduction over an input's dims needs the inputs' ranks")
-                    span = min(max(ranks[spec[1]], 1), rank)
-                    spec = tuple(range(-span, 0)) if spec[0] == "input" else tuple(range(rank - span))
+                elif spec and spec[0] in ("input", "keep"):  # the dims an input spans, or the others
+                    if len(spans) <= spec[1]:
+                        raise ValueError("a reduction over an input's dims needs the dims the inputs span")
+                    span = spans[spec[1]]
+                    spec = span if spec[0] == "input" else tuple(k for k in range(rank) if k not in span)
                 for a in spec:
                     if not -rank <= a < rank:
                         raise ValueError(f"axis {a} is outside [{-rank}, {rank - 1}] for {rank} dims")
@@ -123,11 +124,11 @@ class Graph:
             axes[n] = found.pop() if found else None
         return [axes.get(r) for r in self.results]
 
-    def groups(self, rank: int, ranks: Sequence[int] = ()) -> list[tuple[tuple[int, ...] | None, tuple[int, ...]]]:
+    def groups(self, rank: int, spans: Sequence[tuple[int, ...]] = ()) -> list[tuple[tuple[int, ...] | None, tuple[int, ...]]]:
         """The kernels of the formula: (reduced dims, the results it computes) — one per set of
         reduced dims, the results that reduce nothing with the first (one kernel when the
         formula reduces one set of dims, or none)."""
-        per = self.result_axes(rank, ranks)
+        per = self.result_axes(rank, spans)
         order: list[tuple[int, ...] | None] = []
         for a in per:
             if a is not None and a not in order:

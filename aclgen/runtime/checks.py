@@ -373,10 +373,11 @@ class Call:
         then gives the kernel the dims 1). A reduction axis outside `shape` is
         161002, naming the attributes the formula was given."""
         graph = self.op.graph_for(self.attr_values)
-        ranks = [len(self.tensor(n).view_dims) if self.values[n] is not None else 0 for n in self.op.inputs]
+        given = [self.tensor(n) if self.values[n] is not None else None for n in self.op.inputs]
+        spans = self.op.spans(len(shape), given)
         try:
-            self.groups = graph.groups(len(shape), ranks)
-            per = graph.result_axes(len(shape), ranks)
+            self.groups = graph.groups(len(shape), spans)
+            per = graph.result_axes(len(shape), spans)
         except ValueError as exc:
             given = ", ".join(f"{a.name}={self.attrs.get(a.name, a.sample)!r}" for a in self.op.formula_attrs)
             raise self.error(INVALID, f"{exc}" + (f" (attributes: {given})" if given else "")) from None

@@ -395,7 +395,7 @@ def output_shapes(op, dims: tuple[int, ...], ins: dict, attrs: tuple | None = No
     if not graph.reductions():
         return [dims] * len(op.outputs)
     try:
-        per = graph.result_axes(len(dims), [len(t.view_dims) if t is not None else 0 for t in ins.values()])
+        per = graph.result_axes(len(dims), op.spans(len(dims), list(ins.values())))
     except ValueError:
         return [dims] * len(op.outputs)  # the API names the bad axis
     out = []

@@ -222,15 +222,18 @@ def _default_rows(op: str, o: Operator) -> Iterator[Row]:
     ok = (0, "")
     yield Row(f"{op}-default-int8", called(lambda op: _all(op, dtype=I8)),
               *(ok if "int8" in listed else (INVALID, f"{o.api}: {first} dtype ACL_INT8 is not in [")))
+    second = (*o.inputs, *o.outputs)[1]  # the first tensor after `first`: an input, or the output
     yield Row(f"{op}-default-mixed-dtypes", called(mixed), INVALID,
-              f"{o.api}: {o.inputs[1]} dtype ACL_FLOAT must equal {first} dtype ACL_BF16" if "bfloat16" in listed
+              f"{o.api}: {second} dtype ACL_FLOAT must equal {first} dtype ACL_BF16" if "bfloat16" in listed
               else f"{o.api}: {first} dtype ACL_BF16 is not in [")
     yield Row(f"{op}-default-rank9", called(_rank9),
               *(ok if o.max_rank is None else (INVALID, f"{o.api}: {first} has 9 dims, at most {o.max_rank} are "
                                                         "supported")))
-    # the last input [3, 4] next to [4, 4]: not broadcastable, and not the same shape
+    # the last input [3, 4] next to [4, 4]: not broadcastable, and not the same shape (a lone
+    # input [3, 4] next to its output [4, 4]: the output's shape is wrong)
     yield Row(f"{op}-default-shapes", called(lambda op: args(op, x=t((3, 4)))), INVALID,
-              f"{o.api}: {first} shape [4, 4] and {last} shape [3, 4] are not broadcastable"
+              f"{o.api}: {out} shape [4, 4] must equal {first} shape [3, 4]" if len(o.inputs) == 1
+              else f"{o.api}: {first} shape [4, 4] and {last} shape [3, 4] are not broadcastable"
               if o.broadcast and len(o.inputs) == 2 else "are not broadcastable" if o.broadcast
               else f"{o.api}: {last} shape [3, 4] must equal {first} shape [4, 4]")
     want = "the broadcast shape" if o.broadcast else f"{first} shape"

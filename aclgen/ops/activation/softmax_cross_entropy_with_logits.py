@@ -31,7 +31,6 @@ import numpy as np
 
 import aclgen
 from aclgen.runtime import constants as C
-from aclgen.runtime.tensor import fmt_dims
 
 FLOATS = ("float32", "float16", "bfloat16")
 DTYPES = {"Ascend910B": FLOATS, "Ascend910_93": FLOATS, "Ascend950": FLOATS,

@@ -16,6 +16,7 @@ import pytest
 
 import aclgen.acl as acl
 import aclgen.ops as ops
+from aclgen.knobs import overridden
 from aclgen.tools.accuracy import ulp_error
 from tests.ops import aclnn_checks as checks
 from tests.ops.aclnn_checks import INVALID, NULL, TILING, status
@@ -173,6 +174,54 @@ def test_prelu_promotes_mixed_dtypes():
     assert_within("prelu", got, F.prelu(t64(x), t64(w.astype(F32))).numpy())
 
 
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_prelu_backward_matches_autograd(dtype):
+    """gradInput and gradWeight against torch's prelu differentiated in float64: a weight per
+    channel and one weight, a gradOutput broadcast to self, a 1-d self (one channel); self read
+    through a strided view gives the same bits, and column-major (whose reduced dims do not merge
+    as a contiguous self's do, so its sums run in other runs) the same gradInput and a gradWeight
+    within the bound."""
+    d = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    cases = [((5, 3, 7, 2), (5, 3, 7, 2), (3,)), ((5, 3, 7, 2), (7, 2), (1,)), ((4, 33), (4, 33), ()),
+             ((9,), (9,), (1,)), ((2, 1000, 3), (1, 1000, 3), (1000,))]
+    for xs, gs, ws in cases:
+        x, g = values(xs).astype(d), values(gs).astype(d)
+        w = np.asarray(RNG.standard_normal(ws) * 0.5).astype(d)
+        dx, dw = ops.prelu_backward(g, x, w)
+        assert dx.shape == xs and dw.shape == (ws if w.size == 1 else (xs[1],)) and dx.dtype == dw.dtype == d
+        want = autograd(F.prelu, [np.broadcast_to(g, xs)], x, w.reshape(-1) if w.ndim else w.reshape(1))
+        assert_within("prelu_backward", dx, want[0])
+        assert_within("prelu_backward", dw, want[1].reshape(dw.shape),
+                      reference_scale("prelu_backward", g, x, w)[1])
+        wide = np.zeros((*xs[:-1], 2 * xs[-1]), d)
+        wide[..., ::2] = x
+        got = ops.prelu_backward(g, wide[..., ::2], w)
+        assert np.array_equal(got[0], dx) and np.array_equal(got[1], dw)
+        got = ops.prelu_backward(g, np.asfortranarray(x), w)
+        assert np.array_equal(got[0], dx)
+        assert_within("prelu_backward", got[1], want[1].reshape(dw.shape), reference_scale("prelu_backward", g, x, w)[1])
+
+
+def test_prelu_backward_nan_and_the_sides():
+    """self > 0 takes gradOutput, self <= 0 (and NaN, as in CANN's kernel) gradOutput times the
+    weight; gradWeight sums self * gradOutput over self <= 0 only; the same bits for any thread
+    count."""
+    x = np.float32([[2.0, 0.0, -0.0, -3.0], [np.nan, 1.0, -1.0, np.inf]]).reshape(2, 4, 1)
+    g = np.float32([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]).reshape(2, 4, 1)
+    w = np.float32([0.5, -1.0, 2.0, 0.25])
+    dx, dw = ops.prelu_backward(g, x, w)
+    assert dx.ravel().tolist() == [1.0, -2.0, 6.0, 1.0, 2.5, 6.0, 14.0, 8.0]
+    assert np.isnan(dw[0]) and dw[1:].tolist() == [0.0, -7.0, -12.0]
+    x = values((64, 8, 513))
+    g = values((64, 8, 513))
+    w = np.float32([0.1, 0.2, -0.3, 0.4, 0.5, 0.6, 0.7, 0.8])
+    with overridden(ACLGEN_THREADS="1"):
+        base = ops.prelu_backward(g, x, w)
+    with overridden(ACLGEN_THREADS="2"):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(ops.prelu_backward(g, x, w), base))
+
+
 # -- the doc pages' boundaries ---------------------------------------------------------------------
 
 
@@ -258,6 +307,29 @@ H = (2, 2)  # (2, 4) split along its last dim
     ("aclnnPrelu", (tensor((2, 3)), tensor((1, 3)), tensor((2, 3))), INVALID, "a weight of 0 or 1 dims"),
     ("aclnnPrelu", (tensor((5,)), tensor((5,)), tensor((5,))), INVALID, "one per channel (1"),
     ("aclnnPrelu", (tensor((2, 3), np.float16), tensor((3,), BF16), tensor((2, 3), BF16)), 0, ""),  # castable
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3)), tensor((3,)), tensor((2, 3)), None), NULL,
+     "gradWeight is nullptr"),
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3), np.int32), tensor((3,)), tensor((2, 3)), tensor((3,))),
+     INVALID, "self dtype ACL_INT32"),
+    ("aclnnPreluBackward", (tensor((2, 3), np.float16), tensor((2, 3)), tensor((3,)), tensor((2, 3)), tensor((3,))),
+     INVALID, "gradOutput dtype ACL_FLOAT16 must equal self"),
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3)), tensor((3,)), tensor((3, 2)), tensor((3,))), INVALID,
+     "gradInput shape [3, 2] must equal self shape"),
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3)), tensor((2,)), tensor((2, 3)), tensor((2,))), INVALID,
+     "one per channel (3"),
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3)), tensor((3,)), tensor((2, 3)), tensor((1, 3))), INVALID,
+     "gradWeight shape [1, 3] must be [3]"),
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3)), tensor((1,)), tensor((2, 3)), tensor(())), INVALID,
+     "gradWeight shape [] must equal weight shape [1]"),
+    ("aclnnPreluBackward", (tensor(()), tensor(()), tensor((2,)), tensor(()), tensor((2,))), INVALID, "0 dims"),
+    ("aclnnPreluBackward", (tensor((2, 3)), tensor((2, 3)), tensor((1, 3)), tensor((2, 3)), tensor((3,))), INVALID,
+     "a weight of 0 or 1 dims"),
+    ("aclnnPreluBackward", (tensor((4, 3)), tensor((2, 3)), tensor((3,)), tensor((2, 3)), tensor((3,))), INVALID,
+     "are not broadcastable"),
+    ("aclnnPreluBackward", (tensor((3, 2, 3)), tensor((2, 3)), tensor((3,)), tensor((2, 3)), tensor((3,))), INVALID,
+     "gradOutput shape [3, 2, 3] must broadcast to self shape [2, 3]"),
+    ("aclnnPreluBackward", (tensor((3,)), tensor((2, 3)), tensor((1,)), tensor((2, 3)), tensor((1,))), 0, ""),
+    ("aclnnPreluBackward", (tensor((0, 3)), tensor((0, 3)), tensor((3,)), tensor((0, 3)), tensor((3,))), 0, ""),
 ])
 def test_checks_and_codes(api, args, code, says):
     ret, message = status(api, *args)
