@@ -208,8 +208,9 @@ def _reduction(kind: str) -> Callable:
     reduce.__module__ = __name__
     reduce.__doc__ = (
         f"{kind}(x, axis): the {kind} of x over `axis` (an int or a tuple of ints, negative from the end, "
-        "known when the kernel is compiled; or an input tensor: the trailing dims it spans), or over every "
-        "dim but an input tensor's with keep=tensor (but the last n with keep=n); accumulated in f32 in an "
+        "known when the kernel is compiled; or an input tensor: the trailing dims it spans, or the dim a "
+        "Tensor(along=k) lies along), or over every dim but an input tensor's with keep=tensor (but the last "
+        "n with keep=n); accumulated in f32 in an "
         "order fixed by the shape alone; the result keeps the reduced axes (size 1) and broadcasts back. amax/amin propagate NaN; an empty axis "
         "gives sum 0, mean NaN, amax -inf, amin +inf.")
     return reduce
