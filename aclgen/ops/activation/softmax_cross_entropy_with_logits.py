@@ -87,6 +87,18 @@ def _scale(x, y):
 reference.scale = _scale  # type: ignore[attr-defined]
 
 
+CLASSES = 1024  # classes a row of the tools' data has where a size counts elements (`aclgen bench --sizes 1M`)
+
+
+def input_shapes(shape):
+    """features and labels for backprop of `shape`; a size of n elements gives n / CLASSES rows of
+    CLASSES classes (one row of n where CLASSES does not divide it)."""
+    if len(shape) == 1:
+        (n,) = shape
+        shape = (n // CLASSES, CLASSES) if n >= CLASSES and n % CLASSES == 0 else (1, n)
+    return [tuple(shape), tuple(shape)]
+
+
 @aclgen.operator(
     "SoftmaxCrossEntropyWithLogits",
     inputs=("features", "labels"),
@@ -98,6 +110,7 @@ reference.scale = _scale  # type: ignore[attr-defined]
     reference=reference,
     tolerance=4,
     half_forms="terms",
+    input_shapes=input_shapes,
 )
 def softmax_cross_entropy_with_logits(x, y):
     """The cross entropy of softmax(x) against the labels y per row, and its gradient in x."""

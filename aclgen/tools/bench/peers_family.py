@@ -235,7 +235,46 @@ def erfinv_prepare(rng, inputs, scalars):
 
 def prelu_prepare(rng, inputs, scalars):
     """A weight per channel (self's dim 1; one for a self of fewer dims: there run.input_shapes
-    gives the weight self's shape, and `aclgen run prelu --shape 1024` fails the same way)."""
-    x, w = inputs
+    gives the weight self's shape, and `aclgen run prelu --shape 1024` fails the same way); the
+    weight is the last input (Prelu's self, weight; PreluBackward's gradOutput, self, weight)."""
+    *tensors, w = inputs
+    x = tensors[-1]
     channels = x.shape[1] if x.ndim >= 2 else 1
-    return [x, (rng.standard_normal(channels) * 0.25).astype(w.dtype)]
+    return [*tensors, (rng.standard_normal(channels) * 0.25).astype(w.dtype)]
+
+
+def prelu_backward_torch(torch):
+    """torch's PReLU backward kernel (a weight gradient per element of self), then the sum over
+    every dim but the channel, as torch's autograd of prelu does."""
+
+    def run(g, x, w):
+        per_channel = x.dim() > 1 and w.numel() > 1
+        gi, gw = torch.ops.aten._prelu_kernel_backward(g, x, w.reshape(-1, *[1] * (x.dim() - 2)) if per_channel
+                                                       else w.reshape(()))
+        dims = [d for d in range(x.dim()) if not (per_channel and d == 1)]
+        return gi, gw.sum(dims).reshape(w.shape)
+
+    return run
+
+
+def softmax_cross_entropy_torch(torch):
+    """The loss and the logits' gradient as eager torch code writes them: log_softmax once, the
+    loss -sum(labels * it) per row, the gradient its exp minus the labels."""
+
+    def run(x, y):
+        ls = x.log_softmax(1)
+        return -(y * ls).sum(1), ls.exp() - y
+
+    return run
+
+
+def reference_scale(name: str) -> Callable:
+    """An error scale from the declaration's own (`reference.scale`: the size of the terms, per
+    output), for operators whose outputs cancel."""
+
+    def scale(*args):
+        from aclgen.ops import OPERATORS  # the built-ins import this package's users lazily
+
+        return OPERATORS[name].reference.scale(*(_f64(a) for a in args))  # type: ignore[union-attr]
+
+    return scale
