@@ -423,20 +423,34 @@ def block_rows(rows: int) -> int:
 
 def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: list[View], views_out: list[View],
               absent: tuple[int, ...], slots, options: Options, threads: int) -> tuple[Template, ...] | None:
-    """The launches of a formula whose outputs reduce the rows' dims and sums over the other dims
-    (RmsNormGrad's dx and dgamma), or None where that does not apply.
+    """The launches of a formula whose outputs reduce the rows' dims, or reduce nothing, and sums
+    over the other dims (RmsNormGrad's dx and dgamma; PreluBackward's gradInput and gradWeight),
+    or None where that does not apply.
 
     One kernel runs a row at a time, as for the row outputs alone, and also adds each across-row
     sum's operand into a row of f32 per block of rows (`block_rows`) in the workspace (threads own
     whole blocks, so each block's sums are added in row order by one thread). Then a kernel per
     such output adds the blocks up, a column kernel over [blocks, row] into the output. x and dy
     are read once instead of twice, and the bits are the same for every thread count."""
-    if len(groups) != 2 or call.op.split is not None:
+    if call.op.split is not None:
         return None
     op, n_in = call.op, len(call.op.inputs)
     shape = call.shape
     assert shape is not None
-    results = call.op.graph_for(call.attr_values).results
+    graph = call.op.graph_for(call.attr_values)
+    results = graph.results
+    if len(groups) == 1 and groups[0][0] is not None:
+        # sums over some dims next to elementwise outputs (PreluBackward's gradWeight and
+        # gradInput): the elementwise ones are row outputs of rows over the other dims
+        (across, both), per = groups[0], graph.result_axes(len(shape), call.op.spans(len(shape), [
+            call.tensor(n) if call.values[n] is not None else None for n in call.op.inputs]))
+        rows = tuple(d for d in range(len(shape)) if d not in across)
+        element = tuple(k for k in both if per[k] is None)
+        if not rows or not element:
+            return None
+        groups = [(rows, element), (across, tuple(k for k in both if per[k] is not None))]
+    if len(groups) != 2:
+        return None
     for (axes, rowwise), (across, sums) in (groups, groups[::-1]):
         if sorted((*axes, *across)) != list(range(len(shape))):
             continue

@@ -21,12 +21,16 @@ dtypes: FLOAT, FLOAT16, BFLOAT16 on Atlas A2/A3 and Ascend950; FLOAT, FLOAT16 on
 and inference series. Half types are computed in f32 and rounded once: gradWeight accumulates in
 f32.
 
-One kernel: a row per channel (the channel's elements over the other dims, strided), gradInput
-written as the row is read, gradWeight its sum in an order the merged shape fixes: the same bits
-for any thread count (threads split channels). A self whose other dims do not merge as a
-contiguous one's do (column-major) sums in shorter runs, so its gradWeight may differ in the last
-bits, within the bound. Bound (tests): gradInput correctly rounded (0.5 ulp); gradWeight 4 ulp of
-the output dtype at the size of its terms.
+A call of many rows over the channels (a contiguous [N, C], 2^18 elements and 16 blocks of rows
+or more) writes gradInput a row at a time and adds each block's rows into a row of f32 in the
+workspace, then adds the blocks up (aclgen/runtime/planner.py, `_partials`, as RmsNormGrad's
+dgamma): x and gradOutput are read once. Other calls take one kernel with a row per channel (the
+channel's elements over the other dims), gradInput written as the row is read. Either way the
+sums run in an order the shape fixes: the same bits for any thread count. A self whose other dims
+do not merge as a contiguous one's do (column-major) sums in other runs, so its gradWeight may
+differ in the last bits, within the bound. Bound (tests): gradInput correctly rounded (0.5 ulp);
+gradWeight 4 ulp of the output dtype at the size of its terms. [4096, 4096] float32 on this
+project's 2-core AVX2 host: 75 ms with the kernel a row per channel, 15-17 ms so.
 """
 
 import math

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import aclgen.acl as acl
+import aclgen.aclnn as aclnn
 import aclgen.ops as ops
 from aclgen.knobs import overridden
 from aclgen.tools.accuracy import ulp_error
@@ -220,6 +221,25 @@ def test_prelu_backward_nan_and_the_sides():
         base = ops.prelu_backward(g, x, w)
     with overridden(ACLGEN_THREADS="2"):
         assert all(a.tobytes() == b.tobytes() for a, b in zip(ops.prelu_backward(g, x, w), base))
+
+
+
+def test_prelu_backward_sums_channels_beside_gradinput_in_one_pass():
+    """A contiguous [N, C] self of many rows: gradInput a row at a time, the weight's sums added
+    per block of rows into the workspace (phase 1 reports it) and the blocks added up after,
+    as RmsNormGrad's dgamma: within the bound, the same bits for any thread count."""
+    x, g = values((2048, 256)), values((2048, 256))
+    w = np.asarray(RNG.standard_normal(256) * 0.5, F32)
+    ws, ex, ret = aclnn.aclnnPreluBackwardGetWorkspaceSize(
+        *(acl.from_numpy(a) for a in (g, x, w, np.empty_like(x), np.empty_like(w))))
+    assert ret == 0 and ws > 0
+    with overridden(ACLGEN_THREADS="1"):
+        base = ops.prelu_backward(g, x, w)
+    with overridden(ACLGEN_THREADS="2"):
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(ops.prelu_backward(g, x, w), base))
+    want = ops.OPERATORS["prelu_backward"].reference(*(a.astype(np.float64) for a in (g, x, w)))
+    assert np.array_equal(base[0], want[0].astype(F32))
+    assert_within("prelu_backward", base[1], want[1], reference_scale("prelu_backward", g, x, w)[1])
 
 
 # -- the doc pages' boundaries ---------------------------------------------------------------------
