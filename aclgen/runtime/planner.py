@@ -224,10 +224,15 @@ def build(call: checks.Call, args: tuple) -> Executor:
     ins, outs = [t for t in tensors[:n_in] if t is not None], tensors[n_in:]
     # an output sharing memory with an input goes through the workspace when the kernel could read
     # an element after writing it; with several kernels, whenever they share any (RmsNormGrad's dx
-    # written over dy, which the dgamma kernel reads next)
+    # written over dy, which the dgamma kernel reads next); an output made of reductions too: a
+    # row kernel stores it when the row's reductions end, before the row's element outputs read
+    # the inputs (PreluBackward's gradWeight written over weight, which gradInput reads)
     several = len(call.groups) > 1
-    staged = tuple(o is not None and any(o.lo < i.hi and i.lo < o.hi and (several or overlaps_badly(o, i)) for i in ins)
-                   for o in outs)
+    shared = [o is not None and any(o.lo < i.hi and i.lo < o.hi for i in ins) for o in outs]
+    rows = op.graph_for(call.attr_values).row_results() if any(shared) and op.split is None else []
+    rows = [*rows, *[False] * (len(outs) - len(rows))]  # (a split operator's kernel reduces nothing)
+    staged = tuple(share and (several or row or any(overlaps_badly(o, i) for i in ins))
+                   for o, share, row in zip(outs, shared, rows))
     slots = _slots(op, call, ins[0])
     s = settings()
     key = (op, s.generation, call.shape, slots, call.attr_values, staged,

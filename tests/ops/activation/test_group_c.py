@@ -242,6 +242,25 @@ def test_prelu_backward_sums_channels_beside_gradinput_in_one_pass():
     assert_within("prelu_backward", base[1], want[1], reference_scale("prelu_backward", g, x, w)[1])
 
 
+
+@pytest.mark.parametrize("shape", [(5, 3, 7), (300, 4, 100), (2048, 256)])
+def test_prelu_backward_in_place_over_its_inputs(shape):
+    """Gradient buffers reused in place: gradInput over gradOutput or self, gradWeight over weight.
+    A row kernel stores gradWeight when its row's sum ends, before gradInput's pass reads the
+    weight, so an output made of reductions over an input goes through the workspace: the same
+    results as separate buffers (a columns kernel, [5, 3, 7] and [300, 4, 100], and the partial
+    rows of [2048, 256])."""
+    x, g = values(shape), values(shape)
+    w = np.asarray(RNG.standard_normal(shape[1]), F32)
+    want = ops.prelu_backward(g, x, w)
+    g2, w2 = g.copy(), w.copy()
+    ops.prelu_backward(g2, x, w2, out=(g2, w2))
+    assert np.array_equal(g2, want[0]) and np.array_equal(w2, want[1])
+    x3, w3 = x.copy(), w.copy()
+    ops.prelu_backward(g, x3, w3, out=(x3, w3))
+    assert np.array_equal(x3, want[0]) and np.array_equal(w3, want[1])
+
+
 # -- the doc pages' boundaries ---------------------------------------------------------------------
 
 
