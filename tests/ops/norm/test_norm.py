@@ -246,6 +246,39 @@ def test_sums_across_rows_ride_the_row_kernel(dtype, shape):
                 assert all(u is None or u.tobytes() == v.tobytes() for u, v in zip(c(), base[what])), (what, knobs)
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_sums_beside_an_output_that_reduces_nothing(axis):
+    """A formula whose other output reduces nothing (PreluBackward's gradInput beside gradWeight;
+    here x * 2 beside a sum over either axis): sums down the columns of a large enough call run
+    as x * 2's rows with the sums in per-block rows of the workspace, sums along the rows as one
+    row kernel (the kernel names say which); every layout gives the float64 sum within f32's
+    rounding and the same bits for 1 and 2 threads."""
+    import aclgen
+    from aclgen.runtime.api import phase1
+
+    f = aclgen.compile(lambda x: (x * 2.0, aclgen.sum(x, axis)), "float32", name=f"double_and_sum_{axis}")
+    rng = np.random.default_rng(axis)
+    for shape in ((1024, 512), (3000, 7), (7, 3000)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        for a in (x, np.asfortranarray(x)):
+            with overridden(ACLGEN_THREADS="1"):
+                y1, s1 = f(a)
+            with overridden(ACLGEN_THREADS="2"):
+                y2, s2 = f(a)
+            assert np.array_equal(y2, x * 2) and s1.tobytes() == s2.tobytes()
+            want = x.astype(np.float64).sum(axis, keepdims=True)
+            assert np.abs(s2 - want).max() <= 2.0**-20 * np.abs(x).sum(axis).max()
+    x = rng.standard_normal((1024, 512)).astype(np.float32)
+    outs = np.empty_like(x), np.empty((1, 512) if axis == 0 else (1024, 1), np.float32)
+    ws, executor, ret = phase1(f.op, tuple(map(acl.from_numpy, (x, *outs))))
+    assert ret == 0 and executor is not None
+    names = [k.name.split("_f32")[0] for k in executor.kernels]
+    if axis == 0:  # sums down the columns: x * 2's rows, the sums per block in the workspace
+        assert ws > 0 and names == ["double_and_sum_0", "add_blocks"]
+    else:  # sums along the rows: one row kernel, x * 2 in its final pass
+        assert ws == 0 and names == ["double_and_sum_1"]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 2100)])
 def test_columns_kernels_give_the_bits_of_rows(dtype, shape):
