@@ -305,7 +305,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"aclgen demo: host {h.cpu} ({h.f32_lanes} x f32 lanes), SoC profile {soc}, "
               f"random shape {demo.show_shape(shape)}")
         heads = ("operator", "dtype", "shape", "check", "compile ms", "run us")
-        widths = (19, 8, 9, 34, 10, 10)
+        widths = (max(19, *(len(op.python_name) for op in ops)), 8, 9, 34, 10, 10)
         print(_format_row(heads, widths))
         print(_format_row(["-" * w for w in widths], widths))
 
