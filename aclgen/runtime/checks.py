@@ -53,7 +53,7 @@ def listing(codes) -> str:
 class Call:
     """One GetWorkspaceSize call: `op` (an aclgen.declaration.Operator) and its arguments by name."""
 
-    __slots__ = ("api", "attrs", "done", "groups", "op", "shape", "split_dim", "values", "views")
+    __slots__ = ("api", "attrs", "axes", "done", "groups", "op", "shape", "split_dim", "values", "views")
 
     def __init__(self, op, args, api: str | None = None):
         self.op = op
@@ -64,6 +64,7 @@ class Call:
         self.attrs: dict[str, object] = {}
         # the formula's kernels: (dims of `shape` they reduce, the kernel outputs they compute); set with it
         self.groups: list[tuple[tuple[int, ...] | None, tuple[int, ...]]] = []
+        self.axes: list[tuple[int, ...] | None] = []  # per kernel output, the dims it reduces (None: none); with it
         self.split_dim: int | None = None  # the split input's dim, in [0, rank) (`split_shape`)
         # tensors the kernel sees with other dims than their own, as (dims, strides): `view_as`,
         # and outputs of reductions declared keepdims=False (their reduced dims 1 again)
@@ -377,7 +378,7 @@ class Call:
         spans = self.op.spans(len(shape), given)
         try:
             self.groups = graph.groups(len(shape), spans)
-            per = graph.result_axes(len(shape), spans)
+            self.axes = per = graph.result_axes(len(shape), spans)
         except ValueError as exc:
             given = ", ".join(f"{a.name}={self.attrs.get(a.name, a.sample)!r}" for a in self.op.formula_attrs)
             raise self.error(INVALID, f"{exc}" + (f" (attributes: {given})" if given else "")) from None

@@ -442,13 +442,11 @@ def _partials(call: checks.Call, groups, given: list[int], tensors, views_in: li
     op, n_in = call.op, len(call.op.inputs)
     shape = call.shape
     assert shape is not None
-    graph = call.op.graph_for(call.attr_values)
-    results = graph.results
+    results = call.op.graph_for(call.attr_values).results
     if len(groups) == 1 and groups[0][0] is not None:
         # sums over some dims next to elementwise outputs (PreluBackward's gradWeight and
         # gradInput): the elementwise ones are row outputs of rows over the other dims
-        (across, both), per = groups[0], graph.result_axes(len(shape), call.op.spans(len(shape), [
-            call.tensor(n) if call.values[n] is not None else None for n in call.op.inputs]))
+        (across, both), per = groups[0], call.axes
         rows = tuple(d for d in range(len(shape)) if d not in across)
         element = tuple(k for k in both if per[k] is None)
         if not rows or not element:
