@@ -41,15 +41,21 @@ def transposed(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(np.ascontiguousarray(np.swapaxes(a, -1, -2)), -1, -2)
 
 
-@pytest.mark.parametrize("name,dtype", CASES)
-def test_views_give_the_contiguous_bits(name, dtype):
+def _contiguous_call(name: str, dtype: str):
+    """(operator, its function, inputs, scalars, attributes, outputs as a tuple) of the operator's
+    call on contiguous inputs in `dtype` (a "+"-joined dtype per input), its first attribute case."""
     op = aclgen.ops.OPERATORS[name]
     fn = function_of(op)
     ins = inputs_for(op, dtype if "+" not in dtype else tuple(dtype.split("+")))
     scalars = [s.sample for s in op.scalars]
     attrs = attr_cases(op, ins[0].shape if ins and ins[0] is not None else ())[0]
     want = fn(*ins, *scalars, *attrs)
-    want = want if isinstance(want, tuple) else (want,)
+    return op, fn, ins, scalars, attrs, want if isinstance(want, tuple) else (want,)
+
+
+@pytest.mark.parametrize("name,dtype", CASES)
+def test_views_give_the_contiguous_bits(name, dtype):
+    op, fn, ins, scalars, attrs, want = _contiguous_call(name, dtype)
     for how in ("stepped", "transposed"):
         views = [None if a is None else stepped(a, 2) if how == "stepped" else transposed(a) for a in ins]
         outs = tuple(None if w is None else stepped(np.zeros_like(w), 3) for w in want)
@@ -72,13 +78,7 @@ def test_outputs_written_over_inputs_give_the_same_bits(name, dtype):
     written over (a copy of) that input gives the results of separate buffers, every output at
     once. The runtime stages what a kernel would read after writing (a reduced output over an
     input a later pass reads, an output over an input of a later kernel)."""
-    op = aclgen.ops.OPERATORS[name]
-    fn = function_of(op)
-    ins = inputs_for(op, dtype if "+" not in dtype else tuple(dtype.split("+")))
-    scalars = [s.sample for s in op.scalars]
-    attrs = attr_cases(op, ins[0].shape if ins and ins[0] is not None else ())[0]
-    want = fn(*ins, *scalars, *attrs)
-    want = want if isinstance(want, tuple) else (want,)
+    op, fn, ins, scalars, attrs, want = _contiguous_call(name, dtype)
     for k, a in enumerate(ins):
         if a is None:
             continue
