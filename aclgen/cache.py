@@ -379,7 +379,7 @@ def _complete_texts(kernel: Kernel, formula, name, params, names, have: dict[str
         return {s: have[s] for s in STAGES} | have
     from aclgen.compiler import stage_texts  # the compiler, only because someone asked for IR
 
-    full = stage_texts(formula, name, kernel.variant, params, names, kernel.options)
+    full = stage_texts(formula, name, kernel.variant, params, names, kernel.options, kernel.native.target)
     full.update(have)
     return full
 

@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from aclgen.codegen import jit as jitmod
 from aclgen.codegen.llvm_ir import convert_module
-from aclgen.codegen.target import host
+from aclgen.codegen.target import Host, host
 from aclgen.dialects import ew
 from aclgen.frontend import emit
 from aclgen.frontend.tracer import Graph, Signature, trace
@@ -124,15 +124,15 @@ def _arg_names(formula: Callable, variant: Variant, params: Sequence[Param], nam
     return list(names)
 
 
-def _translate(module: ModuleOp) -> str:
+def _translate(module: ModuleOp, target: Host | None = None) -> str:
     try:
-        return str(convert_module(module, host().triple))
+        return str(convert_module(module, (target or host()).triple))
     except Exception as exc:
         raise CompileError(f"translating the llvm dialect to LLVM IR failed: {exc}") from exc
 
 
-def _passes(options: Options) -> list[ModulePass]:
-    return pipeline.passes(options, host())
+def _passes(options: Options, target: Host | None = None) -> list[ModulePass]:
+    return pipeline.passes(options, target or host())
 
 
 def stage_texts(
@@ -142,19 +142,23 @@ def stage_texts(
     params: Sequence[Param] = (),
     names: Sequence[str] | None = None,
     options: Options | None = None,
+    target: Host | None = None,
 ) -> dict[str, str]:
     """The text of every stage of `compile_variant`'s pipeline (same inputs, same code), with a
-    verify after every pass; raises the CompileError of the first pass whose output is bad."""
+    verify after every pass; raises the CompileError of the first pass whose output is bad.
+    `target`: the CPU to generate for (default: `host()` now; a kernel's texts pass its own, so
+    that they show its code whatever ACLGEN_CPU_NAME says when they are first read)."""
     options = options or Options.from_knobs()
+    target = target or host()
     names = _arg_names(formula, variant, params, names)
     kname = f"{name}_{variant.tag}"
     module, listing, _ = build_module(formula, kname, variant, params, names)
     ir = {"dsl": listing, "ew": str(module)}
-    run_pipeline(module, _passes(options), ir)
+    run_pipeline(module, _passes(options, target), ir)
     ir["llvm-dialect"] = str(module)
-    ir["llvm-ir"] = llvm_ir = _translate(module)
+    ir["llvm-ir"] = llvm_ir = _translate(module, target)
     try:
-        mod, tm = jitmod.optimized_module(llvm_ir, options.opt_level)
+        mod, tm = jitmod.optimized_module(llvm_ir, options.opt_level, target)
         ir["llvm"] = str(mod)
         ir["asm"] = jitmod.assembly(mod, tm)
     except Exception as exc:
@@ -198,8 +202,10 @@ def compile_variant(
     seconds.update(native.seconds)
     ptypes = tuple(p.type_name(variant.inputs[0]) for p in params)
 
+    target = native.target
+
     def fill() -> dict[str, str]:
-        return stage_texts(formula, name, variant, params, names, options)
+        return stage_texts(formula, name, variant, params, names, options, target)
 
     texts = StageTexts({"dsl": listing, "llvm-ir": llvm_ir}, fill)
     return Kernel(kname, variant, tuple(params), ptypes, texts, native, options, seconds)

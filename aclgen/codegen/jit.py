@@ -137,9 +137,11 @@ def check_object(obj: bytes) -> bool:
     return True
 
 
-def optimized_module(llvm_ir: str, opt_level: int = 3) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
-    """Parse, verify and optimize LLVM IR for the target; returns the module and its target machine."""
-    target = host()
+def optimized_module(llvm_ir: str, opt_level: int = 3, target: Host | None = None
+                     ) -> tuple[llvm.ModuleRef, llvm.TargetMachine]:
+    """Parse, verify and optimize LLVM IR for `target` (default: `host()`); returns the module and
+    its target machine."""
+    target = target or host()
     mod = llvm.parse_assembly(llvm_ir)
     mod.verify()
     tm = new_target_machine(opt_level, target)

@@ -351,3 +351,19 @@ def test_code_that_rotates_registers_is_generated_again_without_hoisting(monkeyp
             native.entry(k).call()(x.ctypes.data, out.ctypes.data, meta_for(k, (x, out)).ctypes.data, 0, x.size)
             results.append(out.view(np.uint32))
         np.testing.assert_array_equal(results[0], results[1])
+
+
+@X86
+def test_a_kernels_texts_show_its_own_target_whatever_the_settings_when_read():
+    """A kernel's stage texts are made when first read; they follow the CPU the kernel was made
+    for, not ACLGEN_CPU_NAME at that moment (an AVX-512 kernel read under `generic` showed SSE
+    code)."""
+    op = OPERATORS["hardswish_backward"]
+    variant = Variant((dt.float32,) * 2, (dt.float32,), 1, ("contiguous",) * 3, op.attr_samples)
+    k = compile_variant(op.formula, "hs_texts", variant, op.params, op.kernel_arg_names,
+                        op.kernel_options(variant, Options.from_knobs()))  # a new kernel: no texts yet
+    lanes = 2 * W
+    with overridden(ACLGEN_CPU_NAME="generic"):
+        ir, asm = k.ir["llvm"], k.asm
+    assert f"<{lanes} x float>" in ir
+    assert ("ymm" in asm) == (W >= 8)
