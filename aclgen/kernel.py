@@ -29,6 +29,7 @@ PIPELINE = (
     "tile-elementwise",
     "tile-rows",
     "vectorize-elementwise",
+    "version-unlikely",
     "expand-math",
     "cse",
     "convert-scf-to-cf",

@@ -460,17 +460,31 @@ class OrOp(BinaryLogicalOp):
     name = "ew.or"
 
 
-@irdl_op_definition
-class NotOp(LogicalOp):
-    """Lane-wise `not input` of a mask."""
-
-    name = "ew.not"
+class UnaryLogicalOp(LogicalOp):
     input = operand_def()
     result = result_def()
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation):
         super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
+
+
+@irdl_op_definition
+class NotOp(UnaryLogicalOp):
+    """Lane-wise `not input` of a mask."""
+
+    name = "ew.not"
+
+
+@irdl_op_definition
+class UnlikelyOp(UnaryLogicalOp):
+    """`input` itself, with the formula's promise that it rarely holds (`aclgen.unlikely`):
+    `version-unlikely` runs each vector step in a version made for it being false in every lane.
+
+        %t = ew.unlikely %m : vector<8xi1> -> vector<8xi1>
+    """
+
+    name = "ew.unlikely"
 
 
 @irdl_op_definition
@@ -644,6 +658,7 @@ EW = Dialect(
         AndOp,
         OrOp,
         NotOp,
+        UnlikelyOp,
         SelectOp,
         ConvertOp,
         ReduceOp,

@@ -374,6 +374,23 @@ class PrefixOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AnyOp(IRDLOperation):
+    """Whether any lane of a mask holds (the test of a `version-unlikely` step).
+
+        %c = tile.any %m : vector<32xi1> -> i1
+    """
+
+    name = "tile.any"
+    input = operand_def()
+    result = result_def(i1)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue | Operation):
+        super().__init__(operands=[input], result_types=[i1])
+
+
+@irdl_op_definition
 class ShuffleOp(IRDLOperation):
     """Lanes `lanes` of a vector, as a narrower vector (the horizontal steps of a reduction).
 
@@ -454,4 +471,5 @@ class ExtractOp(IRDLOperation):
         return cls(parser.resolve_operand(unresolved, t), lane)
 
 
-TILE = Dialect("tile", [AllocaOp, ParamOp, OffsetOp, PrefetchOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, ShuffleOp, ExtractOp], [])
+TILE = Dialect("tile", [AllocaOp, ParamOp, OffsetOp, PrefetchOp, LoadOp, StoreOp, SplatOp, AlignOffsetOp, PrefixOp, AnyOp, ShuffleOp,
+                            ExtractOp], [])

@@ -86,6 +86,8 @@ def _op(node: Node, args: list[SSAValue]):
             return ew.ReduceOp(node.attr[0], args[0])  # type: ignore[index]
         case "not":
             return ew.NotOp(args[0])
+        case "unlikely":
+            return ew.UnlikelyOp(args[0])
         case op if op in _BINARY:
             return _BINARY[op](args[0], args[1])
     f = node.function

@@ -46,7 +46,7 @@ class Node:
     """One traced operation (or an argument or constant) of a formula.
 
     `op`: "input", "param", "const", "add", "sub", "mul", "div", "neg", "cmp", "select", "and",
-    "or", "not", "reduce", or a function of aclgen.frontend.dsl.FUNCTIONS by name. `type`: the
+    "or", "not", "unlikely", "reduce", or a function of aclgen.frontend.dsl.FUNCTIONS by name. `type`: the
     element type, a dtype name or MASK. `attr`: the argument's index, the constant's value, the
     compare's `Predicate` or the reduction's (kind, axes)."""
 
@@ -494,6 +494,12 @@ def logical_not(a) -> Value:
     t = _tracer_of(a)
     a = _mask(a, t, "logical_not")
     return t.emit("not", (a.node,), MASK, None, f"~{a.node.name}")
+
+
+def unlikely(a) -> Value:
+    t = _tracer_of(a)
+    a = _mask(a, t, "unlikely")
+    return t.emit("unlikely", (a.node,), MASK, None, f"unlikely({a.node.name})")
 
 
 # ----------------------------------------------------------------------------- tracing

@@ -283,9 +283,12 @@ class LowerBinary(Lowering):
 
 class LowerUnary(Lowering):
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: ew.NegOp | ew.NotOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: ew.NegOp | ew.NotOp | ew.UnlikelyOp, rewriter: PatternRewriter) -> None:
         if isinstance(op, ew.NegOp):
             rewriter.replace(op, llvm.FNegOp(op.input))
+            return
+        if isinstance(op, ew.UnlikelyOp):  # a promise (version-unlikely's, where it ran)
+            rewriter.replace(op, [], [op.input])
             return
         b = self.builder(op, rewriter)
         rewriter.replace(op, llvm.XOrOp(op.input, b.llvm(1, op.result.type)))
@@ -609,15 +612,20 @@ def _memory_constant(value: float, elem: Attribute) -> float | int:
 
 
 class LowerLanes(Lowering):
-    """`tile.prefix`, `tile.shuffle` and `tile.extract`: a lane mask, and picking lanes."""
+    """`tile.prefix`, `tile.any`, `tile.shuffle` and `tile.extract`: a lane mask, testing one, and
+    picking lanes."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tile.PrefixOp | tile.ShuffleOp | tile.ExtractOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: tile.PrefixOp | tile.AnyOp | tile.ShuffleOp | tile.ExtractOp,
+                          rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
         if isinstance(op, tile.PrefixOp):
             n = lanes(op.result.type)
             assert n is not None
             rewriter.replace(op, [], [prefix_mask(b, op.count, n)])
+        elif isinstance(op, tile.AnyOp):
+            rewriter.replace(op, llvm.CallIntrinsicOp(f"llvm.vector.reduce.or.{_suffix(op.input.type)}", [op.input],
+                                                      [op.result.type]))
         elif isinstance(op, tile.ShuffleOp):
             rt = llvm_type(op.result.type)
             rewriter.replace(op, [], [shuffle(b, op.input, op.input, list(op.lanes.get_values()), rt)])

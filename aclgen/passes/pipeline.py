@@ -2,8 +2,8 @@
 aclgen.kernel.PIPELINE (the one statement of the order, light so that cache hits can name the
 stages) with each pass's options:
 
-    legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> expand-math
-      -> cse -> convert-scf-to-cf -> lower-to-llvm
+    legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> version-unlikely
+      -> expand-math -> cse -> convert-scf-to-cf -> lower-to-llvm
 
 Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
 `rounding`, `avx512` and `permute`, lower-to-llvm's `x86`) come from the target here, so the passes
@@ -39,6 +39,7 @@ from aclgen.passes.lower_to_llvm import LowerToLLVMPass
 from aclgen.passes.tile_elementwise import TileElementwisePass
 from aclgen.passes.tile_rows import TileRowsPass
 from aclgen.passes.vectorize_elementwise import VectorizeElementwisePass
+from aclgen.passes.version_unlikely import VersionUnlikelyPass
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     p.name: (lambda p=p: p)
@@ -47,6 +48,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         TileElementwisePass,
         TileRowsPass,
         VectorizeElementwisePass,
+        VersionUnlikelyPass,
         ExpandMathPass,
         LowerToLLVMPass,
         CanonicalizePass,

@@ -1,0 +1,150 @@
+"""`version-unlikely`: a vector step in two versions where the formula promised a mask rarely holds.
+
+`aclgen.unlikely(m)` (`ew.unlikely`) marks a mask the formula expects to be false nearly
+everywhere: the care one operand range needs (sigmoid's tail, where exp(-x) overflows) is chosen
+by a select on it. In each vector loop (`tile.vector`), the ops from the first `ew.unlikely` to
+the end of the step, with the ops before it that only they use, move into
+
+    scf.if (tile.any %m) { the ops as they were } else { a copy made for %m false in every lane }
+
+and the copy is folded: a select on the false mask is its other side, `and`, `or` and `not` of a
+known mask fold, and what then has no use is erased (the care's own arithmetic, its compares,
+its selects). Each lane's result is the same in both versions (the copy only leaves out work
+whose result no lane takes), so the bits never depend on the vector width or on a lane's
+neighbours. One test per step: an `ew.unlikely` after the first in the same step is a promise
+only (each would double the step's code again). Elsewhere (the loops of row kernels) and once
+the versions are made, every `ew.unlikely` is replaced by its mask.
+
+Before:
+    scf.for %c = %0 to %n step %w {
+      %x = tile.load %in[%c] ...
+      %m = ew.cmp "olt" %x, %lo
+      %t = ew.unlikely %m
+      %y = ew.select %t, %care, %common
+      tile.store %y, %out[%c] ...
+    } {tile.vector}
+After:
+    scf.for %c = %0 to %n step %w {
+      %x = tile.load %in[%c] ...
+      %m = ew.cmp "olt" %x, %lo
+      %any = tile.any %m : vector<8xi1> -> i1
+      scf.if %any {
+        %y = ew.select %m, %care, %common
+        tile.store %y, %out[%c] ...
+      } else {
+        tile.store %common, %out[%c] ...
+      }
+    } {tile.vector}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import is_side_effect_free
+
+from aclgen.dialects import ew, tile
+
+
+def _moved(body: Block, first: ew.UnlikelyOp) -> list[Operation]:
+    """The ops of `body` that go into the versions: `first` and every op after it but the
+    terminator, and before it those whose every use is among them (the care's operands, where
+    the formula computed them first)."""
+    ops = list(body.ops)
+    at = ops.index(first)
+    moved = set(ops[at:-1])
+    for op in reversed(ops[:at]):
+        users = [u.operation for r in op.results for u in r.uses]
+        if is_side_effect_free(op) and users and all(u in moved for u in users):
+            moved.add(op)
+    return [op for op in ops if op in moved]
+
+
+def _known_false(ops: list[Operation], mask: SSAValue) -> list[Operation]:
+    """`ops` copied with `mask` false in every lane, folded."""
+    mapping: dict[SSAValue, SSAValue] = {}
+    false = ew.ConstantOp(IntegerAttr(0, i1), mask.type)
+    mapping[mask] = false.result
+    known: dict[SSAValue, bool] = {false.result: False}
+    copy: list[Operation] = [false]
+    for op in ops:
+        if mask in op.results:  # the promise itself
+            continue
+        new = op.clone(value_mapper=mapping)
+        args = [known.get(v) for v in new.operands]
+        folded: SSAValue | bool | None = None
+        match new:
+            case ew.SelectOp() if args[0] is not None:
+                folded = new.lhs if args[0] else new.rhs
+            case ew.UnlikelyOp():
+                folded = new.input if args[0] is None else args[0]
+            case ew.NotOp() if args[0] is not None:
+                folded = not args[0]
+            case ew.AndOp() | ew.OrOp() if args != [None, None]:
+                absorbing = isinstance(new, ew.OrOp)  # true absorbs an or, false an and
+                if absorbing in args:
+                    folded = absorbing
+                else:  # the known operand is the identity
+                    folded = new.operands[args.index(None)] if None in args else not absorbing
+        if folded is None:
+            copy.append(new)
+            mapping.update(zip(op.results, new.results))
+            continue
+        if isinstance(folded, bool):
+            const = ew.ConstantOp(IntegerAttr(int(folded), i1), op.results[0].type)
+            copy.append(const)
+            known[const.result] = folded
+            folded = const.result
+        mapping[op.results[0]] = folded
+        new.erase(safe_erase=False)
+    return _live(copy)
+
+
+def _live(ops: list[Operation]) -> list[Operation]:
+    """`ops` without the side-effect-free ones nothing uses."""
+    kept: list[Operation] = []
+    for op in reversed(ops):
+        if is_side_effect_free(op) and all(not r.uses for r in op.results):
+            op.erase()
+            continue
+        kept.append(op)
+    return kept[::-1]
+
+
+def version(loop: scf.ForOp) -> None:
+    """`loop`'s step in two versions on its first `ew.unlikely` (if it has one)."""
+    body = loop.body.block
+    first = next((op for op in body.ops if isinstance(op, ew.UnlikelyOp)), None)
+    if first is None:
+        return
+    test = tile.AnyOp(first.input)
+    body.insert_op_before(test, first)
+    ops = _moved(body, first)
+    terminator = body.last_op
+    assert terminator is not None
+    for op in ops:
+        op.detach()
+    rare = _known_false(ops, first.results[0])
+    branch = scf.IfOp(test.result, [], [*ops, scf.YieldOp()], [*rare, scf.YieldOp()])
+    body.insert_op_before(branch, terminator)
+
+
+@dataclass(frozen=True)
+class VersionUnlikelyPass(ModulePass):
+    name = "version-unlikely"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        marks = [o for o in op.walk() if isinstance(o, ew.UnlikelyOp)]
+        if not marks:
+            return
+        for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.vector" in o.attributes]:
+            version(loop)
+        for mark in [o for o in op.walk() if isinstance(o, ew.UnlikelyOp)]:
+            mark.result.replace_all_uses_with(mark.input)
+            mark.detach()
+            mark.erase()

@@ -1,0 +1,90 @@
+"""`aclgen.unlikely` and `version-unlikely`: a promise changes the code, never a bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aclgen
+from aclgen import FormulaError, exp, select, unlikely
+from aclgen.knobs import overridden
+from tests.reference import same_bits
+
+
+def care(x):
+    """A rare branch worth skipping: exp of a shifted x, scaled back (so it is not x itself)."""
+    return exp(x + 100.0) * 2.0
+
+
+def promised(x):
+    return select(unlikely(x < -80.0), care(x), x * 3.0 + 1.0)
+
+
+def plain(x):
+    return select(x < -80.0, care(x), x * 3.0 + 1.0)
+
+
+def inputs(n: int, rng) -> dict[str, np.ndarray]:
+    """No rare lane; one rare lane in a few vector steps; every lane rare; edge values."""
+    common = rng.uniform(-50, 50, n).astype(np.float32)
+    sparse = common.copy()
+    k = min(n, 5)
+    sparse[rng.choice(n, k, replace=False)] = rng.uniform(-120, -80.5, k).astype(np.float32)
+    rare = rng.uniform(-120, -80.5, n).astype(np.float32)
+    below = float(np.nextafter(np.float32(-80), np.float32(-100)))
+    edges = np.resize(np.array([-80.0, below, -0.0, 0.0, np.inf, -np.inf, np.nan, -1e-45, 3e38, -3e38], np.float32), n)
+    return {"common": common, "sparse": sparse, "rare": rare, "edges": edges}
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        care64 = np.float32(np.exp(np.float32(x64 + 100.0))) * np.float32(2.0)
+        return np.where(x < -80.0, care64, np.float32(np.float32(x * np.float32(3.0)) + np.float32(1.0)))
+
+
+def test_the_versions_agree_with_the_plain_formula_and_the_schedule_never_changes_bits():
+    ours = aclgen.compile(promised, name="promised")
+    theirs = aclgen.compile(plain, name="plain_formula")
+    rng = np.random.default_rng(7)
+    for n in (1, 7, 8, 33, 1000, 70001):
+        for what, x in inputs(n, rng).items():
+            want = theirs(x)
+            assert same_bits(ours(x), want), (n, what)
+            if what != "edges":  # exp's own rounding is not numpy's: the select is what is tested
+                finite = np.isfinite(want)
+                np.testing.assert_allclose(want[finite], reference(x)[finite], rtol=2e-7)
+            for knobs in ({"ACLGEN_THREADS": "1"}, {"ACLGEN_THREADS": "2"}, {"ACLGEN_VECTOR_WIDTH": "4"},
+                          {"ACLGEN_VECTOR_WIDTH": "32"}, {"ACLGEN_TILE_SIZE": "96"}):
+                with overridden(**knobs):
+                    assert same_bits(ours(x), want), (n, what, knobs)
+
+
+def test_a_vector_step_takes_one_test_and_two_versions():
+    """The kernel's IR after the pass: the step tests its mask once, and the version for no rare
+    lane has neither the care's exp nor a select on the mask; no promise is left."""
+    op = aclgen.compile(promised, name="promised_ir").op
+    k = op.kernel(op.variant([aclgen.dtypes.float32]))
+    text = k.ir["version-unlikely"]
+    assert text.count("tile.any") == 1 and "ew.unlikely" not in text
+    then, otherwise = text.split("} else {")
+    assert then.count("ew.exp") == 1 and otherwise.split("} {tile.vector}")[0].count("ew.exp") == 0
+    assert "ew.unlikely" in k.ir["vectorize-elementwise"]
+
+
+def test_a_row_kernel_keeps_the_promise_as_a_mask():
+    """Outside a column loop (a row kernel's reduction) the promise is the mask itself."""
+    def rows(x):
+        s = aclgen.sum(select(unlikely(x < -80.0), care(x), x), -1)
+        return select(unlikely(x > 1e30), x, x - s)
+
+    f = aclgen.compile(rows, name="promised_rows")
+    g = aclgen.compile(lambda x: (lambda s: select(x > 1e30, x, x - s))(aclgen.sum(select(x < -80.0, care(x), x), -1)),
+                       name="plain_rows")
+    x = np.random.default_rng(3).uniform(-100, 10, (5, 37)).astype(np.float32)
+    assert same_bits(f(x), g(x))
+
+
+def test_a_promise_takes_a_mask():
+    with pytest.raises(FormulaError, match="unlikely needs a mask"):
+        aclgen.compile(lambda x: select(unlikely(x), x, 0.0), name="not_a_mask")
