@@ -188,15 +188,16 @@ def logical_not(a):
     return _traced(a).logical_not(a)
 
 
-def unlikely(mask):
-    """`mask` itself, with a promise that it rarely holds: where one operand range needs costly
-    care (sigmoid's tail below -80, where exp(-x) overflows), `select(unlikely(x < -80), care,
-    common)` lets the compiler run each vector step of the kernel in a second version made for
-    the mask being false in every lane (the selects on it take their other side, and what only
-    the rare side needs is gone), after one test of the step's lanes. Every lane's result is the
-    same either way, so the bits never depend on the vector width or on a lane's neighbours;
-    where the mask does hold somewhere, the step costs the test more than without the promise."""
-    return _traced(mask).unlikely(mask)
+def unlikely(*masks):
+    """The mask itself, with a promise that it rarely holds: where one range of the inputs needs
+    costly care (sigmoid's tail below -80, where exp(-x) overflows), `select(unlikely(x < -80),
+    care, common)` lets the compiler run each vector step in a second version made for the mask
+    being false in every lane (the selects on it take their other side, and what only the rare
+    side needs is gone), after one test of the step's lanes. Several masks under one promise
+    (one test of their `or`) come back as a tuple: `tail, overflow = unlikely(u > 80, ~finite)`.
+    Every lane's result is the same either way, so the bits never depend on the vector width or
+    on a lane's neighbours; where the promise does not hold, a step costs the test more."""
+    return _traced(*masks).unlikely(*masks)
 
 
 def clamp(x, lo=None, hi=None):

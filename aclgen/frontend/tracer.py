@@ -496,10 +496,18 @@ def logical_not(a) -> Value:
     return t.emit("not", (a.node,), MASK, None, f"~{a.node.name}")
 
 
-def unlikely(a) -> Value:
-    t = _tracer_of(a)
-    a = _mask(a, t, "unlikely")
-    return t.emit("unlikely", (a.node,), MASK, None, f"unlikely({a.node.name})")
+def unlikely(*masks):
+    """One promise on `masks`: a mask, or a tuple of them each the promise and'ed with the mask
+    (false in every lane where their `or`, the promise, is: version-unlikely's copy)."""
+    t = _tracer_of(*masks)
+    if not masks:
+        raise t.error("unlikely needs a mask (a compare, isnan or logical result)")
+    ms = [_mask(m, t, "unlikely") for m in masks]
+    either = ms[0]
+    for m in ms[1:]:
+        either = logical_or(either, m)
+    promise = t.emit("unlikely", (either.node,), MASK, None, f"unlikely({either.node.name})")
+    return promise if len(ms) == 1 else tuple(logical_and(promise, m) for m in ms)
 
 
 # ----------------------------------------------------------------------------- tracing

@@ -7,13 +7,15 @@ the end of the step, with the ops before it that only they use, move into
 
     scf.if (tile.any %m) { the ops as they were } else { a copy made for %m false in every lane }
 
-and the copy is folded: a select on the false mask is its other side, `and`, `or` and `not` of a
-known mask fold, and what then has no use is erased (the care's own arithmetic, its compares,
-its selects). Each lane's result is the same in both versions (the copy only leaves out work
-whose result no lane takes), so the bits never depend on the vector width or on a lane's
-neighbours. One test per step: an `ew.unlikely` after the first in the same step is a promise
-only (each would double the step's code again). Elsewhere (the loops of row kernels) and once
-the versions are made, every `ew.unlikely` is replaced by its mask.
+and the copy is folded: the promise is false, and so are the masks it is made of (`a | b` false:
+a and b false; `~a` false: a true, as `aclgen.unlikely(a, b)` combines them); a select on a known
+mask is one of its sides, `and`, `or` and `not` of known masks fold, and what then has no use
+is erased (the care's own arithmetic, its compares, its selects). Each lane's result is the same
+in both versions (the copy only leaves out work whose result no lane takes), so the bits never
+depend on the vector width or on a lane's neighbours. A later promise in the step versions the
+common copy again (each promise one more copy of the rest of the step, never a product of
+them); in the rare version it is a mask only. Elsewhere (the loops of row kernels) and once the
+versions are made, every `ew.unlikely` is replaced by its mask.
 
 Before:
     scf.for %c = %0 to %n step %w {
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
@@ -65,15 +67,36 @@ def _moved(body: Block, first: ew.UnlikelyOp) -> list[Operation]:
     return [op for op in ops if op in moved]
 
 
-def _known_false(ops: list[Operation], mask: SSAValue) -> list[Operation]:
-    """`ops` copied with `mask` false in every lane, folded."""
+def _facts(value: SSAValue, holds: bool, facts: dict[SSAValue, bool]) -> dict[SSAValue, bool]:
+    """`facts` with `value` known to be `holds` in every lane, and what follows for the masks it is
+    made of: an `or` that is false has false operands, an `and` that is true true ones, a `not`
+    the other value (so `unlikely(a | ~b)` makes a false and b true)."""
+    facts[value] = holds
+    op = value.owner
+    if isinstance(op, ew.UnlikelyOp) or (isinstance(op, ew.OrOp) and not holds) or (isinstance(op, ew.AndOp) and holds):
+        for v in op.operands:
+            _facts(v, holds, facts)
+    elif isinstance(op, ew.NotOp):
+        _facts(op.input, not holds, facts)
+    return facts
+
+
+def _constant(holds: bool, like: SSAValue) -> ew.ConstantOp:
+    return ew.ConstantOp(IntegerAttr(int(holds), i1), like.type)
+
+
+def _known_false(ops: list[Operation], promise: SSAValue) -> list[Operation]:
+    """`ops` copied with `promise` (and the masks it is made of) false in every lane, folded."""
+    copy: list[Operation] = []
     mapping: dict[SSAValue, SSAValue] = {}
-    false = ew.ConstantOp(IntegerAttr(0, i1), mask.type)
-    mapping[mask] = false.result
-    known: dict[SSAValue, bool] = {false.result: False}
-    copy: list[Operation] = [false]
+    known: dict[SSAValue, bool] = {}
+    for value, holds in _facts(promise, False, {}).items():
+        const = _constant(holds, value)
+        copy.append(const)
+        mapping[value] = const.result
+        known[const.result] = holds
     for op in ops:
-        if mask in op.results:  # the promise itself
+        if op.results and op.results[0] in mapping:  # the promise itself, and masks it decides
             continue
         new = op.clone(value_mapper=mapping)
         args = [known.get(v) for v in new.operands]
@@ -81,8 +104,8 @@ def _known_false(ops: list[Operation], mask: SSAValue) -> list[Operation]:
         match new:
             case ew.SelectOp() if args[0] is not None:
                 folded = new.lhs if args[0] else new.rhs
-            case ew.UnlikelyOp():
-                folded = new.input if args[0] is None else args[0]
+            case ew.UnlikelyOp() if args[0] is not None:
+                folded = args[0]
             case ew.NotOp() if args[0] is not None:
                 folded = not args[0]
             case ew.AndOp() | ew.OrOp() if args != [None, None]:
@@ -96,7 +119,7 @@ def _known_false(ops: list[Operation], mask: SSAValue) -> list[Operation]:
             mapping.update(zip(op.results, new.results))
             continue
         if isinstance(folded, bool):
-            const = ew.ConstantOp(IntegerAttr(int(folded), i1), op.results[0].type)
+            const = _constant(folded, op.results[0])
             copy.append(const)
             known[const.result] = folded
             folded = const.result
@@ -116,9 +139,9 @@ def _live(ops: list[Operation]) -> list[Operation]:
     return kept[::-1]
 
 
-def version(loop: scf.ForOp) -> None:
-    """`loop`'s step in two versions on its first `ew.unlikely` (if it has one)."""
-    body = loop.body.block
+def version(body: Block) -> None:
+    """`body` (a vector step, ending in its terminator) in two versions on its first
+    `ew.unlikely`, if it has one; the version without the rare lanes again on its next one."""
     first = next((op for op in body.ops if isinstance(op, ew.UnlikelyOp)), None)
     if first is None:
         return
@@ -129,9 +152,9 @@ def version(loop: scf.ForOp) -> None:
     assert terminator is not None
     for op in ops:
         op.detach()
-    rare = _known_false(ops, first.results[0])
-    branch = scf.IfOp(test.result, [], [*ops, scf.YieldOp()], [*rare, scf.YieldOp()])
-    body.insert_op_before(branch, terminator)
+    common = Block([*_known_false(ops, first.result), scf.YieldOp()])
+    body.insert_op_before(scf.IfOp(test.result, [], [*ops, scf.YieldOp()], Region(common)), terminator)
+    version(common)
 
 
 @dataclass(frozen=True)
@@ -143,7 +166,7 @@ class VersionUnlikelyPass(ModulePass):
         if not marks:
             return
         for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.vector" in o.attributes]:
-            version(loop)
+            version(loop.body.block)
         for mark in [o for o in op.walk() if isinstance(o, ew.UnlikelyOp)]:
             mark.result.replace_all_uses_with(mark.input)
             mark.detach()

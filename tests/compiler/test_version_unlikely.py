@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import aclgen
-from aclgen import FormulaError, exp, select, unlikely
+from aclgen import FormulaError, exp, logical_not, select, unlikely
 from aclgen.knobs import overridden
 from tests.reference import same_bits
 
@@ -83,6 +83,29 @@ def test_a_row_kernel_keeps_the_promise_as_a_mask():
                        name="plain_rows")
     x = np.random.default_rng(3).uniform(-100, 10, (5, 37)).astype(np.float32)
     assert same_bits(f(x), g(x))
+
+
+def test_one_promise_on_several_masks_and_nested_promises():
+    """unlikely(a, b) tests a | b once and gives a and b back; a mask the formula expects to hold
+    is promised through its negation; a later promise versions the common copy again."""
+    def both(x):
+        low, not_small = unlikely(x < -80.0, logical_not(x < 1e30))
+        y = select(low, care(x), select(not_small, x * 0.5, x * 3.0 + 1.0))
+        return select(unlikely(y > 100.0), y - 100.0, y)
+
+    def plain_both(x):
+        y = select(x < -80.0, care(x), select(logical_not(x < 1e30), x * 0.5, x * 3.0 + 1.0))
+        return select(y > 100.0, y - 100.0, y)
+
+    f, g = aclgen.compile(both, name="promised_both"), aclgen.compile(plain_both, name="plain_both")
+    op = f.op
+    text = op.kernel(op.variant([aclgen.dtypes.float32])).ir["version-unlikely"]
+    assert text.count("tile.any") == 2
+    rng = np.random.default_rng(11)
+    for x in (*inputs(4096, rng).values(), np.float32([3e38, 1e30, 40.0, -90.0] * 100), np.float32([40.0] * 333)):
+        assert same_bits(f(x), g(x))
+        with overridden(ACLGEN_VECTOR_WIDTH="8"):
+            assert same_bits(f(x), g(x))
 
 
 def test_a_promise_takes_a_mask():

@@ -31,7 +31,7 @@ exp(x * inputScale) does not overflow.
 import numpy as np
 
 import aclgen
-from aclgen import Attr, Scalar, exp, f32, select
+from aclgen import Attr, Scalar, exp, f32, select, unlikely
 from aclgen.runtime import constants as C
 
 FLOAT_HALF_BF16 = ("float32", "float16", "bfloat16")
@@ -46,7 +46,7 @@ def scaled_exp(z):
     """exp(z) as t * k with t normal down to z = -151: k = 1, or k = f32(e^-64) and t = exp(z + 64)
     for z < -64 (z + 64 is exact there), so a product taking t first and k last keeps the bits
     exp(z) itself would lose below FLT_MIN."""
-    big = z < -BIG
+    big = unlikely(z < -BIG)
     return exp(select(big, z + BIG, z)), select(big, E_MINUS_BIG, 1.0)
 
 

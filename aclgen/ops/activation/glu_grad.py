@@ -35,7 +35,7 @@ dtype; torch.nn.functional.glu's float64 autograd is the second oracle
 import numpy as np
 
 import aclgen
-from aclgen import Attr, Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
+from aclgen import Attr, Split, exp, f32, logical_and, logical_not, logical_or, maximum, select, unlikely
 from aclgen.ops.activation.glu import DTYPES, grad_input_shapes, grad_result, sigmoid64
 from aclgen.ops.activation.sigmoid import SCALE, SHIFT, TINY
 
@@ -81,16 +81,17 @@ def glu_backward_reference(g, x, dim):
 def glu_backward(g, a, b):
     """The gradient of GLU(self) = a * sigmoid(b) along `dim`, applied to `gradOut`."""
     u = abs(b)
-    tail = u > CUT
     ga = g * a
     # g * a first, unless it overflowed from finite g and a; an infinite g or a keeps g * a (inf
-    # times the positive rest is inf, as in float64, where the other order could give inf * 0)
-    first = logical_or(abs(ga) < INF, maximum(abs(g), abs(a)) == INF)
+    # times the positive rest is inf, as in float64, where the other order could give inf * 0).
+    # Both the tail and an overflow are rare: one promise (a step with neither runs without them)
+    tail, overflow = unlikely(u > CUT, logical_not(logical_or(abs(ga) < INF, maximum(abs(g), abs(a)) == INF)))
+    first = logical_not(overflow)
     # head: e = e^u. tail: e = sigmoid(-u) / SCALE^2; where g * a overflowed, e = its square root,
     # as (g * SCALE) * (a * SCALE) * e * e reaches u = 280, where g * a * e^-u still is a float
     e = exp(select(tail, select(first, SHIFT - u, 0.5 * SHIFT - 0.5 * u), u))
     floor = select(u < F64_SIGMOID_ONE, TINY, 0.0)
-    e = select(e < floor, floor, e)
+    e = select(tail, select(e < floor, floor, e), e)  # the head's e >= 1
     w = 1.0 / (1.0 + e)  # head: sigmoid(-u)
     s = e * w  # head: sigmoid(u)
     pos = b >= 0.0

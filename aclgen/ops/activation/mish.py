@@ -20,7 +20,7 @@ in-place API runs the same checks with selfRef as both.
 import numpy as np
 
 import aclgen
-from aclgen import exp, select
+from aclgen import exp, select, unlikely
 from aclgen.ops.activation.sigmoid import BIG, E_MINUS_BIG, times_small
 
 HALF_FLOAT_BF16 = ("float16", "float32", "bfloat16")
@@ -34,7 +34,7 @@ def mish_parts(x):
     are carried as e^(64 + x)-sized values and k = f32(e^-64). 1 - tanh² is formed without
     cancellation: 2m² (1 + t) / (1 + 2m + 2m²) for x >= 0."""
     a = abs(x)
-    big = a > BIG
+    big = unlikely(a > BIG)
     ms = exp(select(big, BIG - a, -a))  # m / k
     k = select(big, E_MINUS_BIG, 1.0)
     m = ms * k

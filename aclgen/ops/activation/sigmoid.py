@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 import aclgen
-from aclgen import exp, f32, logical_or, maximum, minimum, select, unlikely
+from aclgen import exp, f32, logical_not, logical_or, maximum, minimum, select, unlikely
 from aclgen import sigmoid as _sigmoid
 
 FLOATS = ("float32", "float16", "bfloat16")
@@ -88,15 +88,15 @@ def times_sigmoid2(p, q, x):
     infinite p or q keeps p * q first (inf times the positive rest is inf, as in float64)."""
     m, _, d = sigmoid_quotient(x)
     pq = p * q
-    first = logical_or(abs(pq) < INF, maximum(abs(p), abs(q)) == INF)
-    return select(first, pq * m / d * m, p * m * (q * m / d))
+    overflow = unlikely(logical_not(logical_or(abs(pq) < INF, maximum(abs(p), abs(q)) == INF)))
+    return select(overflow, p * m * (q * m / d), pq * m / d * m)
 
 
 def times_small(g, w, k):
     """g * w * k for a scale 0 < k <= 1: (g * w) * k, so that g * w keeps its bits where the
     product ends below FLT_MIN; (g * k) * w where g * w overflows and the product need not."""
     p = g * w * k
-    return select(abs(p) < INF, p, g * k * w)
+    return select(unlikely(logical_not(abs(p) < INF)), g * k * w, p)
 
 
 def check(call):

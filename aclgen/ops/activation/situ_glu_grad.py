@@ -32,7 +32,7 @@ torch autograd of situ_glu_reference's float64 formula is the second oracle.
 import numpy as np
 
 import aclgen
-from aclgen import Split, exp, f32, logical_and, logical_not, logical_or, maximum, select
+from aclgen import Split, exp, f32, logical_and, logical_not, logical_or, maximum, select, unlikely
 from aclgen.ops.activation.glu import grad_input_shapes, grad_result, sigmoid64
 from aclgen.ops.activation.sigmoid import SCALE, SHIFT, TINY
 from aclgen.ops.activation.situ_glu import ATTRS, DTYPES, halves, linear, scaled_tanh
@@ -52,10 +52,10 @@ def sigmoid_sides(x):
     data: a scaled product formed there and thrown away would go subnormal and cost the x86
     FPU's microcode assists."""
     u = abs(x)
-    tail = u > CUT
+    tail = unlikely(u > CUT)
     e = exp(select(tail, SHIFT - u, u))
     floor = select(u < F64_SIGMOID_ONE, TINY, 0.0)
-    e = select(e < floor, floor, e)
+    e = select(tail, select(e < floor, floor, e), e)  # the head's e >= 1
     return tail, x >= 0.0, e, 1.0 / (1.0 + e)
 
 
@@ -77,10 +77,10 @@ def times_sech2(p, y):
     """p * sech^2(y) = p * 4E / (1 + E)^2, E = exp(-2|y|); beyond |y| = 40, E is carried as
     exp(104 - 2|y|) * SCALE^2 (kept from 0 down to float64's zero of E)."""
     v = 2.0 * abs(y)
-    tail = v > 2.0 * SECH_CUT
+    tail = unlikely(v > 2.0 * SECH_CUT)
     e = exp(select(tail, SHIFT - v, -v))
     floor = select(abs(y) <= F64_SECH2_LAST, TINY, 0.0)
-    e = select(e < floor, floor, e)
+    e = select(tail, select(e < floor, floor, e), e)  # the head's e >= e^-80
     r = 1.0 + e
     k = select(tail, SCALE, 1.0)
     return p * k * select(tail, 4.0 * e, 4.0 * e / (r * r)) * k

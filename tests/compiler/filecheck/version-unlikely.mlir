@@ -1,12 +1,12 @@
 // RUN: aclgen opt %s -p version-unlikely | filecheck %s
 // RUN: aclgen opt %s -p version-unlikely | filecheck %s --check-prefix=NONE
 
-// A vector step whose formula marked x < -80 unlikely: the mask is tested once (tile.any), and
-// the step from the promise on runs as written or in a copy made for the mask false in every
-// lane. The copy takes each select's other side and drops what only the rare side computed
-// (its scale, its compare, its select); the ops before the promise that only the versions use
-// (the care's constant) move in with them. A second promise in the step is a promise only, and
-// none is left.
+// A vector step whose formula marked x < -80 unlikely, then x > -80: the first mask is tested once
+// (tile.any), and the step from the promise on runs as written or in a copy made for the mask
+// false in every lane. The copy takes each select's other side and drops what only the rare side
+// computed (its scale and its product); the ops before the promise that only the versions use
+// (the care's constant) move in with them. The second promise versions the common copy again
+// (there x itself is stored); in the rare version it is the mask. No promise is left.
 
 // CHECK:       scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i64 {
 // CHECK:         %[[X:.*]] = tile.load
@@ -22,13 +22,19 @@
 // CHECK-NEXT:      %[[R:.*]] = ew.select %[[Z]], %[[Y]], %[[X]]
 // CHECK-NEXT:      tile.store %[[R]]
 // CHECK-NEXT:    } else {
-// CHECK-NEXT:      %[[COMMON2:.*]] = ew.exp %[[X]]
 // CHECK-NEXT:      %[[Z2:.*]] = ew.cmp "ogt" %[[X]], %[[LO]]
-// CHECK-NEXT:      %[[R2:.*]] = ew.select %[[Z2]], %[[COMMON2]], %[[X]]
-// CHECK-NEXT:      tile.store %[[R2]]
+// CHECK-NEXT:      %[[ANY2:.*]] = tile.any %[[Z2]] : vector<8xi1> -> i1
+// CHECK-NEXT:      scf.if %[[ANY2]] {
+// CHECK-NEXT:        %[[COMMON2:.*]] = ew.exp %[[X]]
+// CHECK-NEXT:        %[[R2:.*]] = ew.select %[[Z2]], %[[COMMON2]], %[[X]]
+// CHECK-NEXT:        tile.store %[[R2]]
+// CHECK-NEXT:      } else {
+// CHECK-NEXT:        tile.store %[[X]]
+// CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:  } {tile.vector}
 // NONE-NOT:    ew.unlikely
+
 builtin.module {
   func.func @rare(%in0: !llvm.ptr, %out0: !llvm.ptr, %n: i64) {
     %0 = arith.constant 0 : i64
