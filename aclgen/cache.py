@@ -35,6 +35,7 @@ be created or written (read-only, disk full) gives one warning; kernels then sta
 
 from __future__ import annotations
 
+import dis
 import json
 import os
 import re
@@ -45,7 +46,7 @@ import time
 import types
 import warnings
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from functools import cache
 
@@ -182,6 +183,37 @@ def _digest_code(code: types.CodeType, h, glb: dict, seen: set) -> None:
         h.update(f"name:{name}=".encode())
         if name in glb:
             _digest_value(glb[name], h, seen)
+    for chain, value in _module_attributes(code, glb):
+        h.update(f"attr:{chain}=".encode())
+        _digest_value(value, h, seen)
+
+
+_ATTRIBUTE_OPS = ("LOAD_ATTR", "LOAD_METHOD")
+
+
+def _module_attributes(code: types.CodeType, glb: dict) -> Iterator[tuple[str, object]]:
+    """What `code` reads through a global module (`helpers.scale(x)`, `pkg.sub.K`): each chain of
+    attribute loads after the module's global, followed while it names modules, with the value
+    it ends at. A module is digested by its name alone, so without this an edit of
+    `helpers.scale` would leave the key as it was and the cache would serve the old kernel."""
+    obj = None
+    chain = ""
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL":
+            name = ins.argval
+            obj = glb.get(name) if isinstance(glb.get(name), types.ModuleType) else None
+            chain = name
+        elif obj is not None and ins.opname in _ATTRIBUTE_OPS:
+            chain = f"{chain}.{ins.argval}"
+            value = getattr(obj, ins.argval, None)
+            if isinstance(value, types.ModuleType):
+                obj = value
+                continue
+            if not (obj.__name__ == "aclgen" or obj.__name__.startswith("aclgen.")):  # aclgen's: the compiler's sources
+                yield chain, value
+            obj = None
+        else:
+            obj = None
 
 
 def _digest_function(fn: types.FunctionType, h, seen: set) -> None:

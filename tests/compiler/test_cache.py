@@ -335,6 +335,28 @@ def test_formula_digest_sees_constants_closures_and_helpers():
     assert cache.formula_digest(via(helper_a)) != cache.formula_digest(via(helper_b))  # called helper
 
 
+def test_formula_digest_follows_a_module_attribute():
+    """A helper reached as `helpers.scale(x)` (and a constant as `helpers.consts.K`) is digested
+    by what it is: an edit of the helper's module makes another key (it served the old kernel)."""
+    import types
+
+    helpers, consts = types.ModuleType("helpers"), types.ModuleType("helpers.consts")
+    helpers.consts = consts  # type: ignore[attr-defined]
+
+    def formula():
+        scope = {"helpers": helpers}
+        exec("f = lambda x: helpers.scale(x) + helpers.consts.K", scope)
+        return scope["f"]
+
+    digests = set()
+    for scale, k in (("2.0", 1.0), ("3.0", 1.0), ("3.0", 2.0)):
+        exec(f"def scale(x):\n    return x * {scale}", helpers.__dict__)
+        consts.K = k  # type: ignore[attr-defined]
+        digests.add(cache.formula_digest(formula()))
+    assert len(digests) == 3
+    assert cache.formula_digest(formula()) in digests  # the same helpers: the same key
+
+
 def test_compiler_version_hashes_the_sources(tmp_path):
     root = tmp_path / "aclgen"
     shutil.copytree(os.path.dirname(aclgen.__file__), root, ignore=shutil.ignore_patterns("__pycache__"))
