@@ -192,28 +192,24 @@ _ATTRIBUTE_OPS = ("LOAD_ATTR", "LOAD_METHOD")
 
 
 def _module_attributes(code: types.CodeType, glb: dict) -> Iterator[tuple[str, object]]:
-    """What `code` reads through a global module (`helpers.scale(x)`, `pkg.sub.K`): each chain of
-    attribute loads after the module's global, followed while it names modules, with the value
-    it ends at. A module is digested by its name alone, so without this an edit of
-    `helpers.scale` would leave the key as it was and the cache would serve the old kernel."""
-    obj = None
-    chain = ""
+    """What `code` reads through a global module or class (`helpers.scale(x)`, `pkg.sub.K`,
+    `Consts.K`): each chain of attribute loads after such a global, with the value it ends at. A
+    module or a class is digested by its name alone, so without this an edit of `helpers.scale`
+    would leave the key as it was and the cache would serve the old kernel. aclgen's own are
+    left out: the compiler's sources cover them."""
+    chain, value = "", None
     for ins in dis.get_instructions(code):
-        if ins.opname == "LOAD_GLOBAL":
-            name = ins.argval
-            obj = glb.get(name) if isinstance(glb.get(name), types.ModuleType) else None
-            chain = name
-        elif obj is not None and ins.opname in _ATTRIBUTE_OPS:
-            chain = f"{chain}.{ins.argval}"
-            value = getattr(obj, ins.argval, None)
-            if isinstance(value, types.ModuleType):
-                obj = value
-                continue
-            if not (obj.__name__ == "aclgen" or obj.__name__.startswith("aclgen.")):  # aclgen's: the compiler's sources
-                yield chain, value
-            obj = None
-        else:
-            obj = None
+        if chain and ins.opname in _ATTRIBUTE_OPS and isinstance(value, (types.ModuleType, type)):
+            chain, value = f"{chain}.{ins.argval}", getattr(value, ins.argval, None)
+            continue
+        if "." in chain:
+            yield chain, value
+        chain, value = "", None
+        if ins.opname == "LOAD_GLOBAL" and isinstance(glb.get(ins.argval), (types.ModuleType, type)):
+            root = glb[ins.argval]
+            owner = root.__name__ if isinstance(root, types.ModuleType) else root.__module__
+            if owner != "aclgen" and not owner.startswith("aclgen."):
+                chain, value = ins.argval, root
 
 
 def _digest_function(fn: types.FunctionType, h, seen: set) -> None:

@@ -336,24 +336,29 @@ def test_formula_digest_sees_constants_closures_and_helpers():
 
 
 def test_formula_digest_follows_a_module_attribute():
-    """A helper reached as `helpers.scale(x)` (and a constant as `helpers.consts.K`) is digested
-    by what it is: an edit of the helper's module makes another key (it served the old kernel)."""
+    """A helper reached as `helpers.scale(x)` (a constant as `helpers.consts.K` or `Consts.B`) is
+    digested by what it is: an edit of the helper's module makes another key (it served the old
+    kernel)."""
     import types
 
     helpers, consts = types.ModuleType("helpers"), types.ModuleType("helpers.consts")
     helpers.consts = consts  # type: ignore[attr-defined]
 
+    class Consts:
+        B = 0.5
+
     def formula():
-        scope = {"helpers": helpers}
-        exec("f = lambda x: helpers.scale(x) + helpers.consts.K", scope)
+        scope = {"helpers": helpers, "Consts": Consts}
+        exec("f = lambda x: helpers.scale(x) + helpers.consts.K + Consts.B", scope)
         return scope["f"]
 
     digests = set()
-    for scale, k in (("2.0", 1.0), ("3.0", 1.0), ("3.0", 2.0)):
+    for scale, k, b in (("2.0", 1.0, 0.5), ("3.0", 1.0, 0.5), ("3.0", 2.0, 0.5), ("3.0", 2.0, 0.25)):
         exec(f"def scale(x):\n    return x * {scale}", helpers.__dict__)
         consts.K = k  # type: ignore[attr-defined]
+        Consts.B = b
         digests.add(cache.formula_digest(formula()))
-    assert len(digests) == 3
+    assert len(digests) == 4
     assert cache.formula_digest(formula()) in digests  # the same helpers: the same key
 
 
