@@ -14,8 +14,9 @@ is erased (the care's own arithmetic, its compares, its selects). Each lane's re
 in both versions (the copy only leaves out work whose result no lane takes), so the bits never
 depend on the vector width or on a lane's neighbours. A later promise in the step versions the
 common copy again (each promise one more copy of the rest of the step, never a product of
-them); in the rare version it is a mask only. Elsewhere (the loops of row kernels) and once the
-versions are made, every `ew.unlikely` is replaced by its mask.
+them); in the rare version it is a mask only. A step that carries values to the next (a row
+kernel's accumulating loop) keeps its one version, and outside vector steps there is none: once
+the versions are made, every `ew.unlikely` left is replaced by its mask.
 
 Before:
     scf.for %c = %0 to %n step %w {
@@ -143,8 +144,8 @@ def version(body: Block) -> None:
     """`body` (a vector step, ending in its terminator) in two versions on its first
     `ew.unlikely`, if it has one; the version without the rare lanes again on its next one."""
     first = next((op for op in body.ops if isinstance(op, ew.UnlikelyOp)), None)
-    if first is None:
-        return
+    if first is None or body.last_op is None or body.last_op.operands:
+        return  # no promise, or a step that carries values (a row's accumulators): as it is
     test = tile.AnyOp(first.input)
     body.insert_op_before(test, first)
     ops = _moved(body, first)

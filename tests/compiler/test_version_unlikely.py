@@ -72,8 +72,9 @@ def test_a_vector_step_takes_one_test_and_two_versions():
     assert "ew.unlikely" in k.ir["vectorize-elementwise"]
 
 
-def test_a_row_kernel_keeps_the_promise_as_a_mask():
-    """Outside a column loop (a row kernel's reduction) the promise is the mask itself."""
+def test_a_row_kernel_versions_its_elementwise_step_only():
+    """A row kernel's accumulating loop carries its sums from step to step: a promise there is
+    the mask itself; its elementwise step (x - s) is versioned like any other."""
     def rows(x):
         s = aclgen.sum(select(unlikely(x < -80.0), care(x), x), -1)
         return select(unlikely(x > 1e30), x, x - s)
@@ -83,6 +84,8 @@ def test_a_row_kernel_keeps_the_promise_as_a_mask():
                        name="plain_rows")
     x = np.random.default_rng(3).uniform(-100, 10, (5, 37)).astype(np.float32)
     assert same_bits(f(x), g(x))
+    op = f.op
+    assert op.kernel(op.variant([aclgen.dtypes.float32], rank=2)).ir["version-unlikely"].count("tile.any") == 1
 
 
 def test_one_promise_on_several_masks_and_nested_promises():
