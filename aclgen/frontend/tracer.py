@@ -500,8 +500,6 @@ def unlikely(*masks):
     """One promise on `masks`: a mask, or a tuple of them each the promise and'ed with the mask
     (false in every lane where their `or`, the promise, is: version-unlikely's copy)."""
     t = _tracer_of(*masks)
-    if not masks:
-        raise t.error("unlikely needs a mask (a compare, isnan or logical result)")
     ms = [_mask(m, t, "unlikely") for m in masks]
     either = ms[0]
     for m in ms[1:]:

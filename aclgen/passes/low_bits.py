@@ -79,6 +79,15 @@ def exact_in_bf16(v: SSAValue, memo: dict | None = None) -> bool:
     return memo[key]
 
 
+def share(values: list[SSAValue], memo: dict) -> None:
+    """Make `memo` say of each of `values` only what it says of all of them (values narrowed
+    alike: version-unlikely's copies of one conversion)."""
+    exact = all([exact_in_bf16(v, memo) for v in values])
+    nan_high = all([nan_payload_high(v, memo) for v in values])
+    for v in values:
+        memo[("exact", v)], memo[("nan", v)] = exact, nan_high
+
+
 def nan_payload_high(v: SSAValue, memo: dict | None = None) -> bool:
     memo = {} if memo is None else memo
     key = ("nan", v)

@@ -692,6 +692,20 @@ class _Refuse(RewritePattern):
             raise ValueError(f"in pass lower-to-llvm: no lowering for {op.name}:\n  {op}")
 
 
+def _same_fixups_for_twins(f: func.FuncOp, facts: dict) -> None:
+    """Conversions that version-unlikely made copies of (the same `tile.twin`) get the facts all
+    of them have: a copy's folded operand may prove a bf16 fix-up unneeded that its original
+    needs, and the versions must narrow each lane alike. Decided before the walk, while every
+    operand is still the op that made it."""
+    twins: dict[int, list[SSAValue]] = {}
+    for op in f.walk():
+        twin = op.attributes.get("tile.twin")
+        if isinstance(op, ew.ConvertOp) and isinstance(twin, IntegerAttr):
+            twins.setdefault(twin.value.data, []).append(op.input)
+    for values in twins.values():
+        low_bits.share(values, facts)
+
+
 def llvm_function(f: func.FuncOp, noalias: bool) -> llvm.FuncOp:
     """`f`'s blocks, already lowered, moved into an external `llvm.func` of LLVM-level types."""
     region = Region()
@@ -735,6 +749,7 @@ class LowerToLLVMPass(ModulePass):
             # a kernel whose every store is bf16 may read its f32 parameters quieted (low_bits)
             bf16_only = bool(stores) and all(isinstance(s.elem, BFloat16Type) for s in stores)
             facts: dict = {low_bits.PARAMS_QUIETED: set()} if bf16_only else {}
+            _same_fixups_for_twins(f, facts)
             applier = GreedyRewritePatternApplier([*patterns(facts, self.x86, self.halves_masked), _Refuse()],
                                                   dce_enabled=False)
             PatternRewriteWalker(applier, apply_recursively=False, walk_reverse=True).rewrite_region(f.body)

@@ -2,8 +2,8 @@
 aclgen.kernel.PIPELINE (the one statement of the order, light so that cache hits can name the
 stages) with each pass's options:
 
-    legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> version-unlikely
-      -> expand-math -> cse -> convert-scf-to-cf -> lower-to-llvm
+    legalize-dtypes -> tile-elementwise -> tile-rows -> vectorize-elementwise -> expand-math
+      -> version-unlikely -> cse -> convert-scf-to-cf -> lower-to-llvm
 
 Options that describe the target (vectorize-elementwise's `lanes`, expand-math's `fma`,
 `rounding`, `avx512` and `permute`, lower-to-llvm's `x86`) come from the target here, so the passes
@@ -48,8 +48,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
         TileElementwisePass,
         TileRowsPass,
         VectorizeElementwisePass,
-        VersionUnlikelyPass,
         ExpandMathPass,
+        VersionUnlikelyPass,
         LowerToLLVMPass,
         CanonicalizePass,
         CommonSubexpressionElimination,

@@ -12,7 +12,10 @@ a and b false; `~a` false: a true, as `aclgen.unlikely(a, b)` combines them); a 
 mask is one of its sides, `and`, `or` and `not` of known masks fold, and what then has no use
 is erased (the care's own arithmetic, its compares, its selects). Each lane's result is the same
 in both versions (the copy only leaves out work whose result no lane takes), so the bits never
-depend on the vector width or on a lane's neighbours. A later promise in the step versions the
+depend on the vector width or on a lane's neighbours: the pass runs after expand-math, so both
+versions have the same expansions (a half-type form chosen from the copy's fewer uses would not
+be the rare version's), and each conversion to a half type is marked (`TWIN`) so that
+lower-to-llvm narrows its copies as it narrows it. A later promise in the step versions the
 common copy again (each promise one more copy of the rest of the step, never a product of
 them); in the rare version it is a mask only. A step that carries values to the next (a row
 kernel's accumulating loop) keeps its one version, and outside vector steps there is none: once
@@ -23,6 +26,8 @@ Before:
       %x = tile.load %in[%c] ...
       %m = ew.cmp "olt" %x, %lo
       %t = ew.unlikely %m
+      %care = ew.mul %x, %big
+      %common = ew.add %x, %one
       %y = ew.select %t, %care, %common
       tile.store %y, %out[%c] ...
     } {tile.vector}
@@ -32,26 +37,37 @@ After:
       %m = ew.cmp "olt" %x, %lo
       %any = tile.any %m : vector<8xi1> -> i1
       scf.if %any {
+        %care = ew.mul %x, %big
+        %common = ew.add %x, %one
         %y = ew.select %m, %care, %common
         tile.store %y, %out[%c] ...
       } else {
-        tile.store %common, %out[%c] ...
+        %common_1 = ew.add %x, %one
+        tile.store %common_1, %out[%c] ...
       }
     } {tile.vector}
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from aclgen.dialects import ew, tile
+
+#: The attribute an `ew.convert` of the versions and its copies share: lower-to-llvm narrows them
+#: to bf16 with the same fix-ups (the rare version's), since the copy's folded operand may prove
+#: fewer needed (a NaN guard left out would keep a signaling NaN input signaling in the copy and
+#: quiet it in the rare version: a lane's bits would depend on its neighbours).
+TWIN = "tile.twin"
+_twins = itertools.count()
 
 
 def _moved(body: Block, first: ew.UnlikelyOp) -> list[Operation]:
@@ -153,6 +169,8 @@ def version(body: Block) -> None:
     assert terminator is not None
     for op in ops:
         op.detach()
+        if isinstance(op, ew.ConvertOp) and TWIN not in op.attributes:  # its copies carry it too
+            op.attributes[TWIN] = IntegerAttr(next(_twins), i64)
     common = Block([*_known_false(ops, first.result), scf.YieldOp()])
     body.insert_op_before(scf.IfOp(test.result, [], [*ops, scf.YieldOp()], Region(common)), terminator)
     version(common)
