@@ -51,6 +51,7 @@ After:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -67,7 +68,6 @@ from aclgen.dialects import ew, tile
 #: fewer needed (a NaN guard left out would keep a signaling NaN input signaling in the copy and
 #: quiet it in the rare version: a lane's bits would depend on its neighbours).
 TWIN = "tile.twin"
-_twins = itertools.count()
 
 
 def _moved(body: Block, first: ew.UnlikelyOp) -> list[Operation]:
@@ -156,9 +156,11 @@ def _live(ops: list[Operation]) -> list[Operation]:
     return kept[::-1]
 
 
-def version(body: Block) -> None:
+def version(body: Block, twins: Iterator[int]) -> None:
     """`body` (a vector step, ending in its terminator) in two versions on its first
-    `ew.unlikely`, if it has one; the version without the rare lanes again on its next one."""
+    `ew.unlikely`, if it has one; the version without the rare lanes again on its next one.
+    `twins` numbers the conversions the versions share (a count per module, so that the IR
+    printed depends on the input alone)."""
     first = next((op for op in body.ops if isinstance(op, ew.UnlikelyOp)), None)
     if first is None or body.last_op is None or body.last_op.operands:
         return  # no promise, or a step that carries values (a row's accumulators): as it is
@@ -170,10 +172,10 @@ def version(body: Block) -> None:
     for op in ops:
         op.detach()
         if isinstance(op, ew.ConvertOp) and TWIN not in op.attributes:  # its copies carry it too
-            op.attributes[TWIN] = IntegerAttr(next(_twins), i64)
+            op.attributes[TWIN] = IntegerAttr(next(twins), i64)
     common = Block([*_known_false(ops, first.result), scf.YieldOp()])
     body.insert_op_before(scf.IfOp(test.result, [], [*ops, scf.YieldOp()], Region(common)), terminator)
-    version(common)
+    version(common, twins)
 
 
 @dataclass(frozen=True)
@@ -184,8 +186,9 @@ class VersionUnlikelyPass(ModulePass):
         marks = [o for o in op.walk() if isinstance(o, ew.UnlikelyOp)]
         if not marks:
             return
+        twins = itertools.count()
         for loop in [o for o in op.walk() if isinstance(o, scf.ForOp) and "tile.vector" in o.attributes]:
-            version(loop.body.block)
+            version(loop.body.block, twins)
         for mark in [o for o in op.walk() if isinstance(o, ew.UnlikelyOp)]:
             mark.result.replace_all_uses_with(mark.input)
             mark.detach()
