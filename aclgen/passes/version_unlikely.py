@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from aclgen.dialects import ew, tile
 
@@ -142,18 +143,7 @@ def _known_false(ops: list[Operation], promise: SSAValue) -> list[Operation]:
             folded = const.result
         mapping[op.results[0]] = folded
         new.erase(safe_erase=False)
-    return _live(copy)
-
-
-def _live(ops: list[Operation]) -> list[Operation]:
-    """`ops` without the side-effect-free ones nothing uses."""
-    kept: list[Operation] = []
-    for op in reversed(ops):
-        if is_side_effect_free(op) and all(not r.uses for r in op.results):
-            op.erase()
-            continue
-        kept.append(op)
-    return kept[::-1]
+    return copy
 
 
 def version(body: Block, twins: Iterator[int]) -> None:
@@ -174,7 +164,9 @@ def version(body: Block, twins: Iterator[int]) -> None:
         if isinstance(op, ew.ConvertOp) and TWIN not in op.attributes:  # its copies carry it too
             op.attributes[TWIN] = IntegerAttr(next(twins), i64)
     common = Block([*_known_false(ops, first.result), scf.YieldOp()])
-    body.insert_op_before(scf.IfOp(test.result, [], [*ops, scf.YieldOp()], Region(common)), terminator)
+    rest = Region(common)
+    region_dce(rest)  # what only the rare side needed
+    body.insert_op_before(scf.IfOp(test.result, [], [*ops, scf.YieldOp()], rest), terminator)
     version(common, twins)
 
 
