@@ -19,6 +19,7 @@ import aclgen.ops as ops
 from aclgen.runtime import constants as C
 from aclgen.tools.accuracy import ulp_error
 from aclgen.tools.demo import check_example
+from tests.reference import same_or_nan
 
 NULL, INVALID = 161001, 161002
 F32, F16, BF16 = np.float32, np.float16, ml_dtypes.bfloat16
@@ -225,6 +226,22 @@ def test_celu_negative_alpha():
     got = ops.celu(x, -1.5)
     assert got[0] == 2 and got[2] == -np.inf and got[3] == np.inf
     assert abs(got[1] - (-1.5 * np.expm1(2 / 1.5))) < 1e-5
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("slope", [0.01, 1.0, 1e-45, 0.0, -0.0, -0.3, 1.0000001, 2.5, np.inf, -np.inf, np.nan])
+def test_leaky_relu_every_slope(dtype, slope):
+    """The kernel computes max(x, x * slope) for a slope in (0, 1] and `x > 0 ? x : x * slope`
+    for any other: both give the doc's function bit for bit, at zeros, infinities, NaN,
+    subnormals and the values where x * slope rounds to x or to 0."""
+    x = np.concatenate([X, [1e-45, -1e-45, 1.1754942e-38, -1.1754942e-38, 3.3895314e38]]).astype(F32)
+    with np.errstate(all="ignore"):
+        x = x.astype(dtype)
+        f = x.astype(F32)
+        want = np.where(f > 0, f, f * F32(slope)).astype(dtype)
+    got = ops.leaky_relu(x, slope)
+    same = same_or_nan(got, want)
+    assert same.all(), f"slope {slope}: x = {x[~same][:4]!r}, got {got[~same][:4]!r}, want {want[~same][:4]!r}"
 
 
 # ------------------------------------------------------------------------- checks through aclnn
