@@ -657,14 +657,17 @@ def _float_bits(x: float) -> int:
 
 
 def _param_entry(arg: int, p, item: int = -1) -> list[int] | None:
-    """The entry of a float, an int64, True, False or None (None: not one of those)."""
+    """The entry of a float, an int64, True, False, None or a str (None: not one of those). A
+    str is guarded by identity (the record keeps it alive): the same object is the same value,
+    and an equal string in another object misses, to the full path (a literal or a parameter's
+    default is the same object call after call)."""
     e = [0] * ParamEntry.SIZE
     e[ParamEntry.ARG], e[ParamEntry.TYPE], e[ParamEntry.ITEM] = arg, id(type(p)), item
     if type(p) is float:
         e[ParamEntry.KIND], e[ParamEntry.VALUE] = ParamEntry.FLOAT_BITS, _float_bits(p)
     elif type(p) is int and p in INT64:
         e[ParamEntry.KIND], e[ParamEntry.VALUE] = ParamEntry.INT, p
-    elif p is True or p is False or p is None:
+    elif p is True or p is False or p is None or type(p) is str:
         e[ParamEntry.KIND], e[ParamEntry.VALUE] = ParamEntry.SAME, id(p)
     else:
         return None
@@ -718,6 +721,8 @@ def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch | tuple
     env_dict, keys = env
     words = [0] * Header.SIZE
     kept: list = [env_dict, *(x.words for x in launches)]  # (the call words name the kernels' engines)
+    kept += [p for p in params if type(p) is str]  # guarded by identity (`_param_entry`)
+    kept += [v for p in params if type(p) is tuple or type(p) is list for v in p if type(v) is str]
     header = {Header.NARGS: len(arrays) + n_params, Header.N_OUTPUTS: len(outputs),
               Header.OUTPUTS_ARG: n_in + n_params, Header.ENV_DICT: id(env_dict)}
 

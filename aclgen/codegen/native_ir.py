@@ -645,7 +645,7 @@ class Relation:
 
 class ParamEntry:
     """A scalar or attribute argument: its exact type object, a KIND and a VALUE. FLOAT_BITS: a
-    float's bits; INT: an int's value; SAME: the object itself (VALUE its address: True, False,
+    float's bits; INT: an int's value; SAME: the object itself (VALUE its address: True, False, a str,
     None); SEQUENCE: a tuple or list of VALUE items, each an entry of its own right after it (ITEM
     its index; -1 for an argument itself)."""
 

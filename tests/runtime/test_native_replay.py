@@ -168,7 +168,7 @@ def test_parameter_guards(kernels, first, second):
     assert replays.run((x,), (second,), None) is None
 
 
-@pytest.mark.parametrize("param", [np.float32(0.5), 2**63, -(2**63) - 1, "0.5", ((1,),), (1, "a"), [2**64], {1: 2}])
+@pytest.mark.parametrize("param", [np.float32(0.5), 2**63, -(2**63) - 1, b"0.5", ((1,),), (1, b"a"), [2**64], {1: 2}])
 def test_unrecordable_parameters(kernels, param):
     x = np.ones(10, np.float32)
     replays = native.Replays()
@@ -180,7 +180,8 @@ def test_unrecordable_parameters(kernels, param):
 
 def test_sequence_and_identity_parameters(kernels):
     """Attributes a plan was made for (LayerNorm's normalized_shape, an output mask): a tuple or a
-    list is guarded by its exact type, length and items, True/False/None by identity."""
+    list is guarded by its exact type, length and items, True/False/None and a str (GeluMul's
+    approximate) by identity: an equal string in another object misses."""
     x = np.linspace(-4, 4, 100, dtype=np.float32)
     out = np.empty_like(x)
     kernel = kernels["scale"]
@@ -189,13 +190,16 @@ def test_sequence_and_identity_parameters(kernels):
     e.call(1)(x.ctypes.data, out.ctypes.data, meta.ctypes.data, 0, x.size)
     launch = native.Launch(e.words(), ((0, 0), (1, 0)), meta.ctypes.data, x.size)
     replays = native.Replays()
-    recorded = (0.5, (2, 3), True, [1.5, None], None)
+    tanh = "tanh"
+    recorded = (0.5, (2, 3), True, [1.5, None], None, tanh, ("a", tanh))
     assert replays.record((x,), recorded, (out,), launch, environ_keys(()), (meta, kernel))
-    again = (0.5, tuple([2, 3]), True, [1.5, None], None)  # equal, new objects
+    again = (0.5, tuple([2, 3]), True, [1.5, None], None, tanh, tuple(["a", tanh]))  # equal, new objects
     np.testing.assert_array_equal(replays.run((x,), again, None), x * np.float32(0.5))
+    fresh = "".join(["ta", "nh"])  # equal to tanh, another object
     for k, changed in [(1, (2, 4)), (1, (2, 3, 1)), (1, (2,)), (1, [2, 3]), (1, (2.0, 3)), (1, (2, True)),
                        (2, False), (2, 1), (2, None), (3, [1.5, 0]), (3, [1.5]), (3, (1.5, None)),
-                       (3, [1.25, None]), (4, False), (4, 0)]:
+                       (3, [1.25, None]), (4, False), (4, 0), (5, "none"), (5, fresh), (5, None),
+                       (6, ("a", fresh)), (6, ("b", tanh))]:
         args = list(again)
         args[k] = changed
         assert replays.run((x,), tuple(args), None) is None, (k, changed)

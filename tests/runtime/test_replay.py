@@ -287,3 +287,23 @@ def test_several_kernels_and_sequence_attributes_replay(shape):
     assert ops.layer_norm.replay(x2, w, b, normalized, 1e-6) is None
     assert ops.layer_norm_backward.replay(dy2, x2, mean, rstd, w, b, normalized, (True, False, True)) is None
 
+
+
+def test_string_attributes_replay_by_identity():
+    """GeluMul's approximate (a str attribute) is guarded by identity: the same object (a literal,
+    the default) replays with the full path's bits, another value misses, and an equal string in
+    another object misses too and is computed right by the full path."""
+    x = np.random.default_rng(6).standard_normal((4, 64)).astype(np.float32)
+    tanh = "tanh"
+    want = {a: ops.gelu_mul(x, a) for a in ("none", tanh)}
+    assert ops.gelu_mul.replay(x) is not None and ops.gelu_mul.replay(x, tanh) is not None
+    x2 = x * -0.5
+    replayed = ops.gelu_mul.replay(x2, tanh)
+    native.clear_replays()
+    assert _same_bits([replayed], [ops.gelu_mul(x2, tanh)])
+    assert ops.gelu_mul.replay(x2, "none") is None  # this string was not recorded
+    fresh_tanh = "".join(["ta", "nh"])
+    assert fresh_tanh == tanh and fresh_tanh is not tanh
+    assert ops.gelu_mul.replay(x, fresh_tanh) is None
+    assert _same_bits([ops.gelu_mul(x, fresh_tanh)], [want[tanh]])
+    assert not np.array_equal(want["none"], want[tanh])

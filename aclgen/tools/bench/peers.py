@@ -59,11 +59,29 @@ def need(module: str):
 def output_shape(op: Operator, size: Size) -> tuple[int, ...]:
     """The API output's shape for a row of `size`: n elements (or a shape) per kernel output, so an
     output the kernel writes in parts (SwiGluGrad's out, as halves) holds a multiple of it, along
-    its last dim."""
+    its last dim. n elements are one dim, or, for an operator whose inputs cannot be one dim of
+    that length (GeluMul's and FatreluMul's last dim is at most 512), rows of the longest
+    power-of-two last dim it takes (1M: 2048 x 512)."""
     parts = len(op.kernel_outputs) // len(op.outputs)
-    if isinstance(size, int):
-        return (size * parts,)
-    return (*size[:-1], size[-1] * parts)
+    if not isinstance(size, int):
+        return (*size[:-1], size[-1] * parts)
+    n = size * parts
+    if _makes(op, (n,)):
+        return (n,)
+    for last in (2**k for k in range(n.bit_length() - 1, 0, -1)):
+        if n % last == 0 and _makes(op, (n // last, last)):
+            return (n // last, last)
+    run.input_shapes(op, (n,))  # raises the operator's own message
+    return (n,)
+
+
+def _makes(op: Operator, shape: tuple[int, ...]) -> bool:
+    """Whether the operator's inputs can make outputs of `shape` (run.input_shapes)."""
+    try:
+        run.input_shapes(op, shape)
+    except ValueError:
+        return False
+    return True
 
 
 def scalar_values(op: Operator, shape: Sequence[int]) -> list:
