@@ -80,6 +80,9 @@ class Graph:
     nodes: list[Node]
     results: list[Node]
     listing: str
+    # what `row_results` and `result_axes` found, by their arguments: every call's checks ask
+    # (a third of a small call's full path walked the graph for them)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def reductions(self) -> list[Node]:
         return [n for n in self.nodes if n.op == "reduce"]
@@ -87,6 +90,11 @@ class Graph:
     def row_results(self) -> list[bool]:
         """Per result: whether it is the same along a reduced row (a reduction, or made from
         reductions, parameters and constants only): such an output has the reduced shape."""
+        if "rows" not in self._memo:
+            self._memo["rows"] = self._row_results()
+        return list(self._memo["rows"])
+
+    def _row_results(self) -> list[bool]:
         uniform: set[Node] = {a for a in self.args if a.op == "param"}
         for n in self.nodes:
             if n.op in ("const", "reduce") or (n.args and all(a in uniform for a in n.args)):
@@ -99,6 +107,12 @@ class Graph:
         nothing; a reduction over an input's dims reduces those, keep= an input the others).
         ValueError when an axis is outside the space, or a result is made from reductions over
         different dims."""
+        key = ("axes", rank, tuple(spans))
+        if key not in self._memo:
+            self._memo[key] = self._result_axes(rank, spans)
+        return list(self._memo[key])
+
+    def _result_axes(self, rank: int, spans: Sequence[tuple[int, ...]]) -> list[tuple[int, ...] | None]:
         axes: dict[Node, tuple[int, ...] | None] = {}
         for n in self.nodes:
             found: set[tuple[int, ...]] = {a for a in (axes.get(x) for x in n.args) if a is not None}
