@@ -393,3 +393,18 @@ def test_bench_child_gets_the_same_arguments():
     args = parser.parse_args(argv)
     again = parser.parse_args(["bench", *bench._argv(args)])
     assert vars(again) == vars(args)
+
+
+def test_a_size_an_operator_cannot_take_as_one_dim_runs_as_rows():
+    """GeluMul's input halves' last dim is at most 512: 1M outputs run as 2048 rows of 512; other
+    operators keep one dim; a size no row shape fits keeps the operator's own message."""
+    import aclgen.ops
+    from aclgen.tools.bench.peers import output_shape
+
+    ops = aclgen.ops.OPERATORS
+    assert output_shape(ops["gelu_mul"], 1 << 20) == (2048, 512)
+    assert output_shape(ops["fatrelu_mul"], 3 * 1024) == (6, 512)
+    assert output_shape(ops["leaky_relu"], 1 << 20) == (1 << 20,)
+    assert output_shape(ops["swi_glu_grad"], 1000) == (2000,)
+    with pytest.raises(ValueError, match="tiling's limits"):
+        output_shape(ops["gelu_mul"], 513 * 400_000)
