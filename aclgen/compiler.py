@@ -25,6 +25,7 @@ importable without xDSL for cache hits (aclgen/cache.py).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 
@@ -50,7 +51,7 @@ def trace_variant(formula: Callable, variant: Variant, params: Sequence[Param], 
     count = None if variant.results else len(variant.outputs)
     graph = trace(formula, Signature(names[: len(types)], types, count, kinds, variant.attrs))
     if variant.results:
-        graph.results = [graph.results[k] for k in variant.results]
+        graph = dataclasses.replace(graph, results=[graph.results[k] for k in variant.results])
     return graph
 
 

@@ -82,7 +82,7 @@ class Graph:
     listing: str
     # what `row_results` and `result_axes` found, by their arguments: every call's checks ask
     # (a third of a small call's full path walked the graph for them)
-    _memo: dict = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def reductions(self) -> list[Node]:
         return [n for n in self.nodes if n.op == "reduce"]
