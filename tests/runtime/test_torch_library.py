@@ -118,3 +118,49 @@ def test_requires_grad_without_a_backward_is_refused():
     t = torch.ones(4, requires_grad=True)
     with pytest.raises(aclgen.OperatorError, match=r"HardswishBackward declares no backward operator.*\.detach\(\)"):
         ops.hardswish_backward(t, t)
+
+
+def test_plain_torch_tensors_replay_as_numpy_views(monkeypatch):
+    """A call of plain CPU torch tensors runs on numpy views of their memory: it is recorded
+    and replayed like a numpy call (the second call never reaches the full path), its results
+    are torch tensors over the result's memory (bfloat16 included), `out=` tensors are written
+    in place and returned, strided views and mixed numpy inputs work, and a multi-output
+    operator returns a tuple of tensors."""
+    from aclgen.codegen import native
+    from aclgen.runtime.function import Function
+
+    native.clear_replays()
+    g = torch.randn(6, 40)
+    x = torch.randn(6, 80)[:, ::2]  # strided
+    want = ops.hardswish_backward(g.numpy(), x.numpy())
+    got = ops.hardswish_backward(g, x)
+    assert type(got) is torch.Tensor and got.dtype is torch.float32
+    np.testing.assert_array_equal(got.numpy(), want)
+
+    def no_full_path(self, args, out):
+        raise AssertionError("the second call took the full path")
+
+    g2 = g * -2.0
+    with monkeypatch.context() as m:
+        m.setattr(Function, "_call", no_full_path)
+        again = ops.hardswish_backward(g2, x)
+    np.testing.assert_array_equal(again.numpy(), ops.hardswish_backward(g2.numpy(), x.numpy()))
+
+    out = torch.empty(6, 40)
+    assert ops.hardswish_backward(g, x, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), want)
+    mixed = ops.hardswish_backward(g.numpy(), x)
+    assert type(mixed) is torch.Tensor
+    np.testing.assert_array_equal(mixed.numpy(), want)
+
+    b = x.contiguous().bfloat16()
+    y = ops.hardswish(b)
+    assert type(y) is torch.Tensor and y.dtype is torch.bfloat16
+    assert torch.equal(y, torch.from_numpy(ops.hardswish(b.float().numpy().astype(ref.BF16)).view(np.int16)).view(torch.bfloat16))
+
+    w = torch.randn(40)
+    y, rstd = ops.rms_norm(g, w, 1e-6)
+    assert type(y) is torch.Tensor and type(rstd) is torch.Tensor and tuple(rstd.shape) == (6, 1)
+    y_np, rstd_np = ops.rms_norm(g.numpy(), w.numpy(), 1e-6)
+    np.testing.assert_array_equal(y.numpy(), y_np)
+    np.testing.assert_array_equal(rstd.numpy(), rstd_np)
