@@ -368,6 +368,27 @@ def test_results_do_not_depend_on_the_schedule(dtype):
     assert all(same_bits(g, w) for g, w in zip(one, base))
 
 
+@pytest.mark.parametrize("fma", ["on", "off"])
+def test_a_promised_care_never_changes_a_lanes_bits(fma):
+    """log, log2 and pow promise that their care is rare (`ew.unlikely`: an argument that is not
+    a positive normal float, pow's negative x and infinite or NaN y): a vector step where no lane
+    needs it runs a version without it. Each special value alone among ordinary lanes, at every
+    position of a 32-lane step, gives the bits of the scalar code (width 1: no versions)."""
+    rng = np.random.default_rng(21)
+    odd = np.concatenate([specials(), np.float32([1e-40, -3.5, 0.75])])
+    ordinary = rng.uniform(0.01, 100.0, (odd.size * 32, 32)).astype(np.float32)
+    ordinary[np.arange(ordinary.shape[0]), np.arange(ordinary.shape[0]) % 32] = np.repeat(odd, 32)
+    x = ordinary.ravel()
+    y = np.concatenate([rng.uniform(-8.0, 8.0, x.size // 2), rng.permutation(x)[:x.size - x.size // 2]]).astype(np.float32)
+    forms = (lambda v, w: (aclgen.log(v), aclgen.log2(v), aclgen.pow(v, w), aclgen.pow(w, v)))
+    vector = aclgen.compile(forms, name=f"care_vector_{fma}", fma=fma, width=32)
+    if fma == "on":
+        assert vector.ir["version-unlikely"].count("tile.any") == (4 if not host_has("avx512f") else 2)
+    scalar = aclgen.compile(forms, name=f"care_scalar_{fma}", fma=fma, width=1)
+    for name, got, want in zip(("log", "log2", "pow", "pow swapped"), vector(x, y), scalar(x, y)):
+        assert same_bits(got, want), name
+
+
 @pytest.mark.parametrize("cpu, fma", [("haswell", "on"), ("generic", "off")])
 def test_every_isa_gives_the_same_bits(cpu, fma):
     """AVX2 code (haswell: 8 lanes) gives the host's fused results bit for bit, and SSE2 code

@@ -16,7 +16,11 @@ in its large term; everything small is summed first and added to the big part on
 
 Special values come last (`specials`: one vfixupimmps with AVX-512F, three selects elsewhere):
 +inf and NaN give x (the payload kept), x < 0 gives the default NaN (-inf included), +-0 gives
--inf. log(1) = +0 exactly.
+-inf. log(1) = +0 exactly. Without AVX-512F, log and log2 promise (`promise`) that x is rarely
+anything but a positive normal float: a vector step where every lane is one runs a version
+without the subnormal scaling and the specials' selects (`version-unlikely`), the same bits in
+each lane. AVX2, 1M float32, one process: log 872 -> 710 us, log2 508 -> 445 (the bits of all
+2^32 inputs compared, with and without FMA and in the half-type forms).
 The coefficients and the order of every operation are the numerics prototypes' (exhaustively
 swept in both FMA modes), but for log2 with FMA (`log2_fused`: 0.878 ulp over all 2^32 floats
 against the splits' 0.701, with 47 operations instead of 61; 316 -> 269 us at 1M, two threads)
@@ -31,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.ir import SSAValue
 
+from aclgen.dialects import ew
 from aclgen.dialects.enums import Predicate
 from aclgen.dialects.llvmx import AVX512Function, Fixup, fixup_table
 from aclgen.passes.builder import Builder
@@ -90,7 +95,7 @@ def exponent_split(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
     return b.float(b.isub(b.bits(x), b.shl(k, 23))), k
 
 
-def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+def reduce(b: Builder, x: SSAValue, small: SSAValue | None = None) -> tuple[SSAValue, SSAValue]:
     """(f, kf) with x = 2^kf (1 + f), 1 + f in [sqrt(1/2), sqrt 2), for positive finite x
     (subnormals scaled by 2^23 first; other x give some values the specials' selects replace).
     With AVX-512F, x's exponent and significand in [1, 2) come from vgetexpps and vgetmantps
@@ -102,7 +107,7 @@ def reduce(b: Builder, x: SSAValue) -> tuple[SSAValue, SSAValue]:
         high = b.cmp(Predicate.OGE, m, b.f32(SQRT2_UP))
         m = b.select(high, b.mul(m, b.f32(0.5)), m)
         return b.sub(m, b.f32(1.0)), b.select(high, b.add(e, b.f32(1.0)), e)
-    sub = b.cmp(Predicate.OLT, x, b.f32(TINY))
+    sub = b.cmp(Predicate.OLT, x, b.f32(TINY)) if small is None else small
     m, k = exponent_split(b, b.select(sub, b.mul(x, b.f32(2.0**23)), x))
     return b.sub(m, b.f32(1.0)), b.to_f32(b.isub(k, b.select(sub, b.i32(23), b.i32(0))))
 
@@ -130,15 +135,29 @@ LOG_SPECIALS = fixup_table(qnan=Fixup.SOURCE, snan=Fixup.SOURCE, zero=Fixup.NEG_
 DEFAULT_NAN = -float("nan")  # x86's, 0xffc00000: what invalid operations and vfixupimmps give
 
 
-def specials(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+def specials(b: Builder, x: SSAValue, y: SSAValue, rare: SSAValue | None = None) -> SSAValue:
     """y, except: x itself for +inf and NaN, NaN below 0, -inf at +-0. With AVX-512F one
     vfixupimmps (LOG_SPECIALS); elsewhere three selects, the last winning, to the same bits."""
     if b.avx512:
         return b.x86(AVX512Function.FIXUPIMM, y, x, table=LOG_SPECIALS)
-    y = b.select(b.cmp(Predicate.OLE, x, b.f32(FLT_MAX)), y, x)
+    s = b.select(b.cmp(Predicate.OLE, x, b.f32(FLT_MAX)), y, x)
     zero = b.f32(0.0)
-    y = b.select(b.cmp(Predicate.OLT, x, zero), b.f32(DEFAULT_NAN), y)
-    return b.select(b.cmp(Predicate.OEQ, x, zero), b.f32(-float("inf")), y)
+    s = b.select(b.cmp(Predicate.OLT, x, zero), b.f32(DEFAULT_NAN), s)
+    s = b.select(b.cmp(Predicate.OEQ, x, zero), b.f32(-float("inf")), s)
+    return s if rare is None else b.select(rare, s, y)
+
+
+def promise(b: Builder, x: SSAValue, *also: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(small, rare): the lanes where x is below the smallest normal float or NaN, and the lanes
+    where x is not a positive normal float (or one of the masks `also` holds), promised rare
+    (`ew.unlikely`): `version-unlikely` makes the vector step a version where no lane is, and
+    there `small` and every select on `rare` fold away (`reduce`'s subnormal scaling,
+    `specials`). The other version computes every lane as before: the bits are the same."""
+    small = b.not_(b.cmp(Predicate.OGE, x, b.f32(TINY)))
+    rare = b.or_(small, b.not_(b.cmp(Predicate.OLE, x, b.f32(FLT_MAX))))
+    for m in also:
+        rare = b.or_(rare, m)
+    return small, b(ew.UnlikelyOp(rare))
 
 
 def log1p_half(b: Builder, f: SSAValue) -> SSAValue:
@@ -161,10 +180,11 @@ def log_normal(b: Builder, v: SSAValue) -> SSAValue:
 @expands("log")
 def log(b: Builder, x: SSAValue) -> SSAValue:
     """For a half-type result, `ln_half`."""
-    f, kf = reduce(b, x)
+    small, rare = (None, None) if b.avx512 else promise(b, x)
+    f, kf = reduce(b, x, small)
     if b.half:
-        return specials(b, x, ln_half(b, f, kf))
-    return specials(b, x, ln(b, f, kf, tail(b, f)))
+        return specials(b, x, ln_half(b, f, kf), rare)
+    return specials(b, x, ln(b, f, kf, tail(b, f)), rare)
 
 
 @expands("log2")
@@ -177,11 +197,12 @@ def log2(b: Builder, x: SSAValue) -> SSAValue:
 
     With fused multiply-adds the splits are not needed (`log2_fused`); for a half-type result,
     kf + L2E `log1p_half` (f)."""
-    f, kf = reduce(b, x)
+    small, rare = (None, None) if b.avx512 else promise(b, x)
+    f, kf = reduce(b, x, small)
     if b.half:
-        return specials(b, x, b.muladd(log1p_half(b, f), b.f32(L2E), kf))
+        return specials(b, x, b.muladd(log1p_half(b, f), b.f32(L2E), kf), rare)
     if b.fma:
-        return specials(b, x, b.add(*log2_fused(b, f, kf)))
+        return specials(b, x, b.add(*log2_fused(b, f, kf)), rare)
     fh = split12(b, f)
     fl = b.sub(f, fh)
     f2 = b.mul(f, f)
@@ -198,7 +219,7 @@ def log2(b: Builder, x: SSAValue) -> SSAValue:
     sm = b.muladd(b.mul(b.f32(-L2E / 2), fl), b.add(f, fh), sm)
     sm = b.muladd(b.f32(-A2 / 2), fh2, sm)
     sm = b.muladd(b.f32(-A1 / 2), g2, sm)
-    return specials(b, x, b.add(hi, b.muladd(b.f32(L2E), t3, sm)))
+    return specials(b, x, b.add(hi, b.muladd(b.f32(L2E), t3, sm)), rare)
 
 
 def log2_fused(b: Builder, f: SSAValue, kf: SSAValue) -> tuple[SSAValue, SSAValue]:
