@@ -9,6 +9,7 @@ Half-type results are checked over every f16 and bf16 value (a function stored o
 type is computed to 2^-16: docs/math.md).
 """
 
+import math
 import re
 import zlib
 from typing import Any
@@ -231,10 +232,15 @@ def test_exp_subnormal_results_and_overflow_threshold():
 
 
 def test_erfinv_against_mpmath_near_one():
-    """erfinv's tail, where its slope makes a reference's own error matter, against mpmath."""
+    """erfinv's tail, where its slope makes a reference's own error matter, against mpmath; and
+    the floats around where the form with FMA leaves its polynomial in w for the tail (w = 5,
+    |x| = 0.99663) and where the low part of |x| s underflows (2^-125)."""
     mpmath = pytest.importorskip("mpmath")
+    switch = np.float32(math.sqrt(-math.expm1(-5.0))).view(np.int32) + np.arange(-40, 41, dtype=np.int32)
+    tiny = np.float32(2.0**-125).view(np.int32) + np.arange(-40, 41, dtype=np.int32) * 4099
     x = np.concatenate([np.float32(1) - np.arange(1, 200, dtype=np.float32) * np.float32(2.0**-24),
-                        np.array([0.75, 0.74999994, 0.9, 0.99, 0.999], np.float32)])
+                        np.array([0.75, 0.74999994, 0.9, 0.99, 0.999], np.float32),
+                        switch.view(np.float32), tiny.view(np.float32)])
     x = np.concatenate([x, -x])
     ref = np.array([float(mpmath.erfinv(mpmath.mpf(float(v)))) for v in x])
     for fma in ("on", "off"):

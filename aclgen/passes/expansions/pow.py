@@ -171,15 +171,14 @@ def pow_(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     ax = b.call("absolute", x)
     sign = b.cmp(Predicate.OLT, b.bits(x), b.i32(0))  # x's sign bit: -0 counts
     care = Care(*promise(b, ax, sign, b.not_(b.cmp(Predicate.OLE, b.call("absolute", y), b.f32(FLT_MAX)))))
-    r0 = pow_magnitude(b, ax, y, care)  # |x|^y, Annex F's 0s and infs
-    r = r0
+    magnitude = pow_magnitude(b, ax, y, care)  # |x|^y, Annex F's 0s and infs
     yint = b.cmp(Predicate.OEQ, b.call("round", y), y)  # false for NaN, true for +-inf
     hy = b.mul(b.f32(0.5), y)
     yodd = b.and_(yint, b.cmp(Predicate.UNE, b.call("round", hy), hy))
     neg = b.and_(sign, yodd)
-    r = b.select(neg, b.neg(r), r)
+    r = b.select(neg, b.neg(magnitude), magnitude)
     finite_neg = b.and_(b.cmp(Predicate.OLT, x, b.f32(0.0)), b.cmp(Predicate.OGT, x, b.neg(inf)))
     r = b.select(b.and_(finite_neg, b.not_(yint)), b.f32(float("nan")), r)
     ones = b.or_(b.cmp(Predicate.OEQ, y, b.f32(0.0)), b.cmp(Predicate.OEQ, x, one))
     ones = b.or_(ones, b.and_(b.cmp(Predicate.OEQ, x, b.f32(-1.0)), b.cmp(Predicate.OEQ, b.call("absolute", y), inf)))
-    return b.select(care.rare, b.select(ones, one, r), r0)
+    return b.select(care.rare, b.select(ones, one, r), magnitude)
