@@ -23,6 +23,7 @@ import aclgen
 from aclgen.codegen.target import host as _host
 from aclgen.frontend.dsl import FUNCTIONS
 from aclgen.knobs import overridden
+from aclgen.passes.expansions.erf import EINV_TOP
 from tests.reference import HALF_BOUND, half_ulps, same_bits, sigmoid64
 
 INF, NAN = float("inf"), float("nan")
@@ -233,10 +234,10 @@ def test_exp_subnormal_results_and_overflow_threshold():
 
 def test_erfinv_against_mpmath_near_one():
     """erfinv's tail, where its slope makes a reference's own error matter, against mpmath; and
-    the floats around where the form with FMA leaves its polynomial in w for the tail (w = 5,
-    |x| = 0.99663) and where the low part of |x| s underflows (2^-125)."""
+    the floats around where the form with FMA leaves its polynomial in w for the tail (w = 6.5,
+    |x| = 0.999247) and where the low part of |x| s underflows (2^-125)."""
     mpmath = pytest.importorskip("mpmath")
-    switch = np.float32(math.sqrt(-math.expm1(-5.0))).view(np.int32) + np.arange(-40, 41, dtype=np.int32)
+    switch = np.float32(math.sqrt(-math.expm1(-EINV_TOP))).view(np.int32) + np.arange(-40, 41, dtype=np.int32)
     tiny = np.float32(2.0**-125).view(np.int32) + np.arange(-40, 41, dtype=np.int32) * 4099
     x = np.concatenate([np.float32(1) - np.arange(1, 200, dtype=np.float32) * np.float32(2.0**-24),
                         np.array([0.75, 0.74999994, 0.9, 0.99, 0.999], np.float32),
@@ -386,13 +387,13 @@ def _one_odd_lane_a_step(ordinary: tuple[float, float], odd: np.ndarray, rng: np
 def test_a_promised_care_never_changes_a_lanes_bits(fma):
     """log, log2, pow and erfinv (with FMA) promise that their care is rare (`ew.unlikely`: an
     argument that is not a positive normal float, pow's negative x and infinite or NaN y,
-    erfinv's tail beyond |x| = 0.99663 and |x| >= 1): a vector step where no lane needs it runs
+    erfinv's tail beyond |x| = 0.999247 and |x| >= 1): a vector step where no lane needs it runs
     a version without it. Each such value alone among ordinary lanes, at every position of a
     32-lane step, gives the bits of the scalar code (width 1: no versions)."""
     rng = np.random.default_rng(21)
     x = _one_odd_lane_a_step((0.01, 100.0), np.concatenate([specials(), np.float32([1e-40, -3.5, 0.75])]), rng)
     y = np.concatenate([rng.uniform(-8.0, 8.0, x.size // 2), rng.permutation(x)[:x.size - x.size // 2]]).astype(np.float32)
-    z = _one_odd_lane_a_step((-0.99, 0.99), np.concatenate([specials(), np.float32([0.9967, -0.9999, 1 - 2**-24, 1.5])]),
+    z = _one_odd_lane_a_step((-0.99, 0.99), np.concatenate([specials(), np.float32([0.99925, -0.9999, 1 - 2**-24, 1.5])]),
                              rng)[:x.size]
     forms = (lambda v, w, u: (aclgen.log(v), aclgen.log2(v), aclgen.pow(v, w), aclgen.pow(w, v), aclgen.erfinv(u)))
     vector = aclgen.compile(forms, name=f"care_vector_{fma}", fma=fma, width=32)

@@ -64,7 +64,7 @@ from aclgen.passes.expansions.exp import (
     shifter,
     times_pow2,
 )
-from aclgen.passes.expansions.log import fast2sum, log_normal, split12
+from aclgen.passes.expansions.log import exponent_split, fast2sum, log_normal, split12
 from aclgen.passes.expansions.registry import expands
 from aclgen.passes.expansions.tanh import exp_pair
 
@@ -181,24 +181,37 @@ EINV_H = (
     h("0x1.8fb9d4p-15"),  # 0x3847dcea
     h("-0x1.315e1ep-16"),  # 0xb798af0f
 )
-# erfinv with FMA, |x| up to w = 5: erfinv x = |x| P(w - WC), one polynomial of degree 10 for what
-# the sets above split in four (the central branch, A, B), P0 + P1 d + d^2 R(d) with R = P2..P10;
-# WC chosen so that P0 = P(WC) is an f32 within 8e-5 ulp of exact. Minimax fit of the relative
-# error with P0 fixed and the others rounded to f32 in turn, each refit: 2^-28.2 on [0, 5.0005]
-EINV_WC = h("0x1.3fd612p+1")  # 0x401feb09, 2.49872
+# erfinv with FMA, |x| up to w = 6.5: erfinv x = |x| P(w - WC), one polynomial of degree 10 for
+# what the sets above split in four (the central branch, A, B), P0 + P1 d + d^2 R(d) with R =
+# P2..P10; WC chosen so that P0 = P(WC) is an f32 within 9e-5 ulp of exact. Minimax fit of the
+# relative error with P0 fixed and the others rounded to f32 in turn, each refit: 2^-27.2 on
+# [0, 6.5005]
+EINV_WC = h("0x1.9fd822p+1")  # 3.24878
 EINV_P = (
-    h("0x1.8047aep+0"),  # 0x3fc023d7
-    h("0x1.f92424p-3"),  # 0x3e7c9212
-    h("-0x1.11734ap-8"),  # 0xbb88b9a5
-    h("-0x1.48b078p-10"),  # 0xbaa4583c
-    h("0x1.c9d34ap-13"),  # 0x3964e9a5
-    h("-0x1.4b943ap-18"),  # 0xb6a5ca1d
-    h("-0x1.cd3f02p-19"),  # 0xb6669f81
-    h("0x1.f51c12p-22"),  # 0x34fa8e09
-    h("0x1.31769ep-26"),  # 0x3298bb4f
-    h("-0x1.2fbdbep-27"),  # 0xb217dedf
-    h("0x1.87fea6p-32"),  # 0x2fc3ff53
+    h("0x1.aeebfcp+0"),  # 0x3fd775fe
+    h("0x1.e8b7c8p-3"),  # 0x3e745be4
+    h("-0x1.9c57fap-8"),  # 0xbbce2bfd
+    h("-0x1.54fd32p-11"),  # 0xba2a7e99
+    h("0x1.7515bcp-13"),  # 0x393a8ade
+    h("-0x1.f02a2cp-17"),  # 0xb7781516
+    h("-0x1.14ce28p-20"),  # 0xb58a6714
+    h("0x1.accab8p-22"),  # 0x34d6655c
+    h("-0x1.f62f1ap-26"),  # 0xb2fb178d
+    h("-0x1.0685e8p-28"),  # 0xb18342f4
+    h("0x1.65a50ep-31"),  # 0x3032d287
 )
+# erfinv's log (`neg_log`): log1p(f) = f - f^2/2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt 2 - 1] (+-1e-5), Q of
+# degree 6 (log.Q's fit cut to it): log1p's relative error 2^-24.8, 1e-8 absolute at most
+EINV_LOGQ = (
+    h("0x1.5556d8p-2"),  # 0x3eaaab6c
+    h("-0x1.000382p-2"),  # 0xbe8001c1
+    h("0x1.98d7ecp-3"),  # 0x3e4c6bf6
+    h("-0x1.538232p-3"),  # 0xbe29c119
+    h("0x1.317490p-3"),  # 0x3e18ba48
+    h("-0x1.243392p-3"),  # 0xbe1219c9
+    h("0x1.645f90p-4"),  # 0x3db22fc8
+)
+EINV_TOP = 6.5  # EINV_P up to w = 6.5 (|x| = 0.999247), set H beyond
 EINV_SMALL = 0.75
 TOP = 10.1  # erfc_core's argument is clamped to [lo, TOP]: erfc(10.1) rounds to +0
 ERF_SMALL = 0.5  # erf: the polynomial below, 1 - e^E from here on
@@ -343,16 +356,18 @@ def split12_const(v: float) -> tuple[float, float]:
 def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     """With fused multiply-adds, for a = |x|: w = -log((1 - a)(1 + a)) in every lane (1 - a
     exact for a >= 1/2, (1 - a)(1 + a) = 2e - e^2 one multiply-add; below 1/2 its error barely
-    moves P, whose slope in w is 0.26 there), then erfinv x = a P(w - WC) up to w = 5 (|x| up to
-    0.99663), one polynomial (EINV_P) where `erfinv_sets` takes a central polynomial in x^2 and
-    two sets of a polynomial in w picked per lane. Every part of a P that is not small is exact:
-    d + dl = w - WC (dl from Fast2Sum, or 0 where Sterbenz makes d exact), P1 d = t + te and
-    P0 + t = s + se (|P0| > |t|), a s = hi + lo, so y = hi + (lo + a (se + te + P1 dl + d^2 R(d)))
-    rounds once but for the small sum's own error (a few percent of y). Beyond w = 5 (and for
-    |x| >= 1 and NaN) the set H of `erfinv_sets`, in u = sqrt(w); those lanes are promised rare
-    (`ew.unlikely`), so a vector step without one runs neither the tail nor the special values.
-    About 60 operations a lane where `erfinv_sets` takes 111 and nine table lookups: AVX2,
-    x uniform in (-0.999, 0.999), 1M float32, one process: 1645 -> 1062 us.
+    moves P, whose slope in w is 0.26 there; the log is `neg_log`), then erfinv x = a P(w - WC)
+    up to w = 6.5 (|x| up to 0.999247), one polynomial (EINV_P) where `erfinv_sets` takes a
+    central polynomial in x^2 and two sets of a polynomial in w picked per lane. Every part of a
+    P that is not small is exact: d + dl = w - WC (dl from Fast2Sum, or 0 where Sterbenz makes d
+    exact), P1 d = t + te and P0 + t = s + se (|P0| > |t|), a s = hi + lo, so y = hi + (lo + a
+    (se + te + P1 dl + d^2 R(d))) rounds once but for the small sum's own error. Beyond w = 6.5
+    (and for |x| >= 1 and NaN) the set H of `erfinv_sets`, in u = sqrt(w); those lanes are
+    promised rare (`ew.unlikely`), so a vector step without one runs neither the tail nor the
+    special values: uniform inputs in (-1, 1) put one in 2.4% of 32-lane steps. About 50
+    operations a lane where `erfinv_sets` takes 111 and nine table lookups: AVX2, x uniform in
+    (-0.999, 0.999), 1M float32, one process: 1645 -> 1062 us with P up to w = 5 and log's
+    1-ulp code, -> 954 (from 1105 in a slower phase) with P up to 6.5 and `neg_log`.
 
     Without FMA, `erfinv_sets`: the products above would each need a 12-bit split."""
     if not b.fma:
@@ -360,8 +375,8 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     one = b.f32(1.0)
     a = b.call("absolute", x)
     e = b.sub(one, a)
-    w = b.neg(log_normal(b, b.muladd(b.neg(e), e, b.mul(b.f32(2.0), e))))
-    up = b.cmp(Predicate.OGT, w, b.f32(5.0))
+    w = neg_log(b, b.muladd(b.neg(e), e, b.mul(b.f32(2.0), e)))
+    up = b.cmp(Predicate.OGT, w, b.f32(EINV_TOP))
     rare = b(ew.UnlikelyOp(b.or_(up, b.not_(b.cmp(Predicate.OLT, a, one)))))
     # w <= 5: a P(d)
     c = [b.f32(v) for v in EINV_P]
@@ -391,6 +406,18 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     yt = b.add(b.f32(c0a), b.add(b.muladd(d, q, b.mul(k[1], dl)), b.f32(c0b)))
     y = b.call("copysign", b.select(up, yt, y), x)
     return b.select(rare, specials_erfinv(b, x, a, y), y)
+
+
+def neg_log(b: Builder, v: SSAValue) -> SSAValue:
+    """-log v for a positive normal v, with less care than `log.log_normal`: w's error moves
+    erfinv's P by 0.26 of it at most (relative), so -(k C1 + (k C2 + log1p(f))) with log1p(f) =
+    f + f^2 (f Q(f) - 1/2) in plain multiply-adds (Q of degree 6, EINV_LOGQ) is within an ulp of
+    w and a few hundredths of an ulp of erfinv: 18 operations where log's 1-ulp code takes 26."""
+    m, k = exponent_split(b, v)
+    f = b.sub(m, b.f32(1.0))
+    kf = b.to_f32(k)
+    log1p = b.muladd(b.mul(f, f), b.muladd(f, horner(b, EINV_LOGQ, f), b.f32(-0.5)), f)
+    return b.neg(b.muladd(kf, b.f32(C1), b.muladd(kf, b.f32(C2), log1p)))
 
 
 def specials_erfinv(b: Builder, x: SSAValue, a: SSAValue, y: SSAValue) -> SSAValue:
