@@ -172,9 +172,9 @@ def ln_half(b: Builder, f: SSAValue, kf: SSAValue) -> SSAValue:
 
 def log_normal(b: Builder, v: SSAValue) -> SSAValue:
     """log v for a positive normal v: log without its subnormal scaling and special values, and
-    with Q by Estrin's pairs (`estrin_q`): erfinv's, whose long chain of dependent operations
-    this shortens (AVX2, 1M float32: 6-8% faster than by Horner; the same bound, swept with
-    erfinv)."""
+    with Q by Estrin's pairs (`estrin_q`), which shorten the long chain of dependent operations
+    it is part of: erfinv's form without FMA (`erf.erfinv_sets`; swept with it). (Where erfinv
+    used it with FMA, Estrin's pairs made erfinv 6-8% faster on AVX2 than Horner's steps.)"""
     m, k = exponent_split(b, v)
     f = b.sub(m, b.f32(1.0))
     f2 = b.mul(f, f)
