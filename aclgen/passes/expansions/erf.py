@@ -378,7 +378,7 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     w = neg_log(b, b.muladd(b.neg(e), e, b.mul(b.f32(2.0), e)))
     up = b.cmp(Predicate.OGT, w, b.f32(EINV_TOP))
     rare = b(ew.UnlikelyOp(b.or_(up, b.not_(b.cmp(Predicate.OLT, a, one)))))
-    # w <= 5: a P(d)
+    # w <= EINV_TOP: a P(d)
     c = [b.f32(v) for v in EINV_P]
     wc = b.f32(EINV_WC)
     d = b.sub(w, wc)
@@ -393,7 +393,7 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     small = b.muladd(d2, r, b.muladd(c[1], dl, b.add(se, te)))
     hi = b.mul(a, s)
     y = b.add(hi, b.muladd(a, small, b.muladd(a, s, b.neg(hi))))
-    # w > 5: set H
+    # w > EINV_TOP: set H
     k = [b.f32(v) for v in EINV_H]
     hc = b.f32(EINV_HC)
     u = b.call("sqrt", w)
