@@ -201,7 +201,7 @@ EINV_P = (
     h("0x1.65a50ep-31"),  # 0x3032d287
 )
 # erfinv's log (`neg_log`): log1p(f) = f - f^2/2 + f^3 Q(f) on [sqrt(1/2) - 1, sqrt 2 - 1] (+-1e-5), Q of
-# degree 6 (log.Q's fit cut to it): log1p's relative error 2^-24.8, 1e-8 absolute at most
+# degree 6 (fitted as log.Q is): log1p's relative error 2^-24.8, 1e-8 absolute at most
 EINV_LOGQ = (
     h("0x1.5556d8p-2"),  # 0x3eaaab6c
     h("-0x1.000382p-2"),  # 0xbe8001c1
