@@ -57,6 +57,7 @@ from aclgen.passes.expansions.exp import (
     L2E,
     SH,
     clamp,
+    estrin,
     exp_poly,
     horner,
     one_plus,
@@ -387,10 +388,7 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     te = b.muladd(c[1], d, b.neg(t))
     s, se = fast2sum(b, c[0], t)
     d2 = b.mul(d, d)
-    d4 = b.mul(d2, d2)
-    r = b.muladd(b.muladd(b.muladd(c[10], d2, b.muladd(c[9], d, c[8])), d2, b.muladd(c[7], d, c[6])), d4,
-                 b.muladd(b.muladd(c[5], d, c[4]), d2, b.muladd(c[3], d, c[2])))
-    small = b.muladd(d2, r, b.muladd(c[1], dl, b.add(se, te)))
+    small = b.muladd(d2, estrin(b, c[2:], d, d2), b.muladd(c[1], dl, b.add(se, te)))
     hi = b.mul(a, s)
     y = b.add(hi, b.muladd(a, small, b.muladd(a, s, b.neg(hi))))
     # w > EINV_TOP: set H
@@ -400,8 +398,7 @@ def erfinv(b: Builder, x: SSAValue) -> SSAValue:
     d = b.sub(u, hc)
     d2 = b.mul(d, d)
     dl = b.add(b.sub(b.neg(hc), d), u)
-    q = b.muladd(b.muladd(b.muladd(k[8], d, k[7]), d2, b.muladd(k[6], d, k[5])), b.mul(d2, d2),
-                 b.muladd(b.muladd(k[4], d, k[3]), d2, b.muladd(k[2], d, k[1])))
+    q = estrin(b, k[1:], d, d2)
     c0a, c0b = split12_const(EINV_H[0])
     yt = b.add(b.f32(c0a), b.add(b.muladd(d, q, b.mul(k[1], dl)), b.f32(c0b)))
     y = b.call("copysign", b.select(up, yt, y), x)
@@ -473,10 +470,8 @@ def erfinv_sets(b: Builder, x: SSAValue) -> SSAValue:
     u = b.select(up, b.call("sqrt", w), w)
     d = b.sub(u, cc)
     d2 = b.mul(d, d)
-    d4 = b.mul(d2, d2)
     dl = b.add(b.sub(b.neg(cc), d), u)  # u - cc - d exactly
-    q = b.muladd(b.muladd(k[8], d, k[7]), d2, b.muladd(k[6], d, k[5]))
-    q = b.muladd(q, d4, b.muladd(b.muladd(k[4], d, k[3]), d2, b.muladd(k[2], d, k[1])))
+    q = estrin(b, k[1:], d, d2)
     m = b.select(up, one, a)
     m_a = split12(b, m)
     m_b = b.sub(m, m_a)

@@ -29,6 +29,8 @@ order of every operation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.ir import SSAValue
 
 from aclgen.dialects.enums import Predicate
@@ -122,6 +124,17 @@ def estrin4(b: Builder, c: tuple[float, ...], r: SSAValue, r2: SSAValue) -> SSAV
     k = [b.f32(v) for v in c]
     lo, hi = b.muladd(k[1], r, k[0]), b.muladd(k[3], r, k[2])
     return b.muladd(b.muladd(k[4], r2, hi), r2, lo)
+
+
+def estrin(b: Builder, c: Sequence[SSAValue], r: SSAValue, r2: SSAValue) -> SSAValue:
+    """c0 + c1 r + ... for 8 or 9 coefficients (values: constants or per-lane picks) by Estrin's
+    pairs, r^4 formed here: (((c8 r^2) + (c7 r + c6)) r^2 + (c5 r + c4)) r^4 + ((c3 r + c2) r^2
+    + (c1 r + c0)), c8's term absent for 8. Four multiply-adds deep after r^4, where Horner is
+    eight: erfinv is one long chain (log_normal's Q, its polynomial in w, its tail's)."""
+    assert len(c) in (8, 9), "estrin takes 8 or 9 coefficients"
+    hi = b.muladd(c[7], r, c[6]) if len(c) == 8 else b.muladd(c[8], r2, b.muladd(c[7], r, c[6]))
+    hi = b.muladd(hi, r2, b.muladd(c[5], r, c[4]))
+    return b.muladd(hi, b.mul(r2, r2), b.muladd(b.muladd(c[3], r, c[2]), r2, b.muladd(c[1], r, c[0])))
 
 
 def exp_poly(b: Builder, r: SSAValue, r2: SSAValue) -> SSAValue:

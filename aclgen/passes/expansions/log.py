@@ -39,7 +39,7 @@ from aclgen.dialects import ew
 from aclgen.dialects.enums import Predicate
 from aclgen.dialects.llvmx import AVX512Function, Fixup, fixup_table
 from aclgen.passes.builder import Builder
-from aclgen.passes.expansions.exp import C1, C2, L2E, LN2, horner, times_q
+from aclgen.passes.expansions.exp import C1, C2, L2E, LN2, estrin, horner, times_q
 from aclgen.passes.expansions.registry import expands
 
 h = float.fromhex
@@ -172,22 +172,13 @@ def ln_half(b: Builder, f: SSAValue, kf: SSAValue) -> SSAValue:
 
 def log_normal(b: Builder, v: SSAValue) -> SSAValue:
     """log v for a positive normal v: log without its subnormal scaling and special values, and
-    with Q by Estrin's pairs (`estrin_q`), which shorten the long chain of dependent operations
+    with Q by Estrin's pairs (`exp.estrin`), which shorten the long chain of dependent operations
     it is part of: erfinv's form without FMA (`erf.erfinv_sets`; swept with it). (Where erfinv
     used it with FMA, Estrin's pairs made erfinv 6-8% faster on AVX2 than Horner's steps.)"""
     m, k = exponent_split(b, v)
     f = b.sub(m, b.f32(1.0))
     f2 = b.mul(f, f)
-    return ln(b, f, b.to_f32(k), b.muladd(f2, b.mul(estrin_q(b, f, f2), f), b.mul(b.f32(-0.5), f2)))
-
-
-def estrin_q(b: Builder, f: SSAValue, f2: SSAValue) -> SSAValue:
-    """Q(f) = Q3 + Q4 f + ... + Q11 f^8 as ((Q11 f^2 + (Q10 f + Q9)) f^2 + (Q8 f + Q7)) f^4
-    + ((Q6 f + Q5) f^2 + (Q4 f + Q3)): four multiply-adds deep after f^4, where Horner is nine."""
-    c = [b.f32(v) for v in Q]
-    f4 = b.mul(f2, f2)
-    hi = b.muladd(b.muladd(c[8], f2, b.muladd(c[7], f, c[6])), f2, b.muladd(c[5], f, c[4]))
-    return b.muladd(hi, f4, b.muladd(b.muladd(c[3], f, c[2]), f2, b.muladd(c[1], f, c[0])))
+    return ln(b, f, b.to_f32(k), b.muladd(f2, b.mul(estrin(b, [b.f32(v) for v in Q], f, f2), f), b.mul(b.f32(-0.5), f2)))
 
 
 @expands("log")
