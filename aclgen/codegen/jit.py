@@ -23,6 +23,18 @@ from aclgen.codegen.target import Host, code_generator, host, new_target_machine
 
 
 def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> None:
+    """LLVM's function simplification pipeline at `level` over each kernel (the whole default
+    pipeline at level 0, which is nothing but the always-inliner).
+
+    A module of aclgen is one function calling only intrinsics, already vectorized: the default
+    per-module pipeline's module passes (inliner, IPO, global opt) have nothing to do, and its
+    late loop passes only reshuffle what codegen schedules anyway. Over the 183 kernels of every
+    built-in operator in float32 and bfloat16 (AVX2, Zen 3), the simplification pipeline alone
+    gave the same instructions for all 154 elementwise kernels, within +-1% of them for the 29
+    row kernels (no time difference beyond the host's noise: LayerNorm, RmsNorm, Softmax,
+    LogSoftmax, SoftmaxBackward at 4096 x 256 and 64 x 16384, interleaved in one process), and
+    LLVM's optimizer took a third less time: 34 -> 22 ms a kernel on average (code generation
+    the same, 45 ms)."""
     pto = llvm.create_pipeline_tuning_options(speed_level=level)
     # Our passes already vectorized the column loop (its remainders are masked vector steps);
     # LLVM's vectorizers would only add runtime alias checks.
@@ -34,7 +46,13 @@ def optimize(module: llvm.ModuleRef, tm: llvm.TargetMachine, level: int = 3) -> 
     # 39 -> 20 ms, SwiGluGrad 59 -> 43 ms) for no measurable speed.
     pto.loop_unrolling = False
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
+    if level == 0:
+        pb.getModulePassManager().run(module, pb)
+        return
+    fpm = pb.getFunctionPassManager()
+    for fn in module.functions:
+        if not fn.is_declaration:
+            fpm.run(fn, pb)
 
 
 @dataclass
