@@ -15,8 +15,8 @@ from xdsl.backend.llvm.convert_op import convert_op as xdsl_convert_op
 from xdsl.backend.llvm.convert_op import create_constant
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp, VectorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from aclgen.dialects import llvmx
 
@@ -49,7 +49,7 @@ def convert_op(op: Operation, b: ir.IRBuilder, values: dict[SSAValue, ir.Value],
                 slot.align = op.alignment.value.data  # pyright: ignore[reportAttributeAccessIssue]
             values[op.res] = slot
         case llvm.ConstantOp() if isinstance(op.result.type, VectorType):
-            values[op.result] = _vector_constant(create_constant(op.result.type, op.value))
+            values[op.result] = _vector_constant(op.result.type, op.value)
         case llvm.StoreOp() if op.nontemporal is not None:
             # xDSL's converter drops the flag: keep it as !nontemporal metadata
             align = op.alignment.value.data if op.alignment else None
@@ -150,17 +150,19 @@ class _Splat(ir.Constant):
         return self.constant
 
 
-def _vector_constant(c: ir.Constant) -> ir.Constant:
-    """A vector constant whose lanes are one value as LLVM's `splat (T v)`: a 64-lane kernel has
-    dozens of them, and formatting (then parsing) every lane took a fifth of a cold compile. A
-    NaN lane never counts as equal, so its vector keeps the lanes' list."""
-    lanes = c.constant
-    if not isinstance(c.type, ir.VectorType) or not isinstance(lanes, list) or not lanes:
-        return c
-    first = lanes[0].constant
-    if all(lane.constant == first and repr(lane.constant) == repr(first) for lane in lanes):
-        return _Splat(c.type, lanes[0])
-    return c
+def _vector_constant(t: VectorType, value: Attribute) -> ir.Constant:
+    """A vector constant whose lanes are one value as LLVM's `splat (T v)`, from the attribute's
+    bytes: a kernel has a hundred 32-lane constants, and making every lane an llvmlite constant
+    only to find them equal (then formatting and parsing each) took a fifth of a cold compile.
+    Lanes of equal bits are equal values, NaNs included."""
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        data = value.data.data
+        n = len(value)
+        size = len(data) // n if n else 0
+        if n and data == data[:size] * n:
+            return _Splat(cast(ir.VectorType, convert_type(t)), ir.Constant(convert_type(t.element_type),
+                                                                            value.get_values()[0]))
+    return create_constant(t, value)
 
 
 def _convert_func(op: llvm.FuncOp, module: ir.Module) -> None:

@@ -71,6 +71,7 @@ from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from aclgen.dialects.construct import init
 from aclgen.dialects.enums import Layout, Predicate
 from aclgen.frontend.dsl import FUNCTIONS, Function
 
@@ -263,7 +264,7 @@ class YieldOp(IRDLOperation):
     assembly_format = "$values attr-dict `:` type($values)"
 
     def __init__(self, *values: SSAValue | Operation):
-        super().__init__(operands=[list(values)])
+        init(self, values)
 
 
 # ----------------------------------------------------------------------------- values
@@ -310,7 +311,7 @@ class ConstantOp(IRDLOperation):
         return op
 
     def __init__(self, value: FloatAttr | IntegerAttr, result_type: Attribute | None = None):
-        super().__init__(properties={"value": value}, result_types=[result_type or value.type])
+        init(self, (), [result_type or value.type], {"value": value})
 
     def verify_(self) -> None:
         if element(self.result.type) != self.value.type:
@@ -339,7 +340,7 @@ class BinaryOp(FloatResultOp):
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation, result_type: Attribute | None = None):
         lhs = SSAValue.get(lhs)
-        super().__init__(operands=[lhs, rhs], result_types=[result_type or like(lhs.type, f32)])
+        init(self, (lhs, rhs), [result_type or like(lhs.type, f32)])
 
 
 class UnaryOp(FloatResultOp):
@@ -349,7 +350,7 @@ class UnaryOp(FloatResultOp):
 
     def __init__(self, input: SSAValue | Operation, result_type: Attribute | None = None):
         input = SSAValue.get(input)
-        super().__init__(operands=[input], result_types=[result_type or like(input.type, f32)])
+        init(self, (input,), [result_type or like(input.type, f32)])
 
 
 @irdl_op_definition
@@ -412,9 +413,7 @@ class CmpOp(IRDLOperation):
 
     def __init__(self, predicate: Predicate, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
-        super().__init__(
-            operands=[lhs, rhs], result_types=[like(lhs.type, i1)], properties={"predicate": StringAttr(predicate)}
-        )
+        init(self, (lhs, rhs), [like(lhs.type, i1)], {"predicate": StringAttr(predicate)})
 
     def verify_(self) -> None:
         _check_same_shape(self)
@@ -443,7 +442,7 @@ class BinaryLogicalOp(LogicalOp):
     assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)"
 
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
-        super().__init__(operands=[lhs, rhs], result_types=[SSAValue.get(lhs).type])
+        init(self, (lhs, rhs), [SSAValue.get(lhs).type])
 
 
 @irdl_op_definition
@@ -466,7 +465,7 @@ class UnaryLogicalOp(LogicalOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue | Operation):
-        super().__init__(operands=[input], result_types=[SSAValue.get(input).type])
+        init(self, (input,), [SSAValue.get(input).type])
 
 
 @irdl_op_definition
@@ -512,7 +511,7 @@ class SelectOp(IRDLOperation):
         lhs, rhs = SSAValue.get(lhs), SSAValue.get(rhs)
         if result_type is None:
             result_type = lhs.type if lhs.type == rhs.type else like(lhs.type, f32)
-        super().__init__(operands=[cond, lhs, rhs], result_types=[result_type])
+        init(self, (cond, lhs, rhs), [result_type])
 
     def verify_(self) -> None:
         _check_same_shape(self)
@@ -545,7 +544,7 @@ class ConvertOp(IRDLOperation):
 
     def __init__(self, input: SSAValue | Operation, elem: Attribute):
         input = SSAValue.get(input)
-        super().__init__(operands=[input], result_types=[like(input.type, elem)])
+        init(self, (input,), [like(input.type, elem)])
 
     def verify_(self) -> None:
         _check_same_shape(self)
@@ -579,7 +578,7 @@ class ReduceOp(IRDLOperation):
 
     def __init__(self, kind: str, input: SSAValue | Operation):
         v = SSAValue.get(input)
-        super().__init__(operands=[v], properties={"kind": StringAttr(kind)}, result_types=[like(v.type, f32)])
+        init(self, (v,), [like(v.type, f32)], {"kind": StringAttr(kind)})
 
     def verify_(self) -> None:
         if self.kind.data not in REDUCTION_KINDS:
@@ -608,7 +607,7 @@ class FunctionOp(IRDLOperation):
     def __init__(self, *args: SSAValue | Operation):
         first = SSAValue.get(args[0])
         result = like(first.type, i1 if self.FUNCTION.mask else f32)
-        super().__init__(operands=list(args), result_types=[result])
+        init(self, args, [result])
 
     def verify_(self) -> None:
         _check_same_shape(self)

@@ -35,6 +35,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from aclgen.dialects.construct import init
 from aclgen.dialects.enums import RELATION_SYMBOLS
 from aclgen.dialects.ew import element, lanes, like
 
@@ -82,9 +83,7 @@ class FCmpOp(IRDLOperation):
 
     def __init__(self, predicate: FCmpPredicate, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
-        super().__init__(
-            operands=[lhs, rhs], properties={"predicate": StringAttr(predicate)}, result_types=[like(lhs.type, i1)]
-        )
+        init(self, (lhs, rhs), [like(lhs.type, i1)], {"predicate": StringAttr(predicate)})
 
     def verify_(self) -> None:
         if self.predicate.data not in tuple(FCmpPredicate):
@@ -105,7 +104,7 @@ class SelectOp(IRDLOperation):
 
     def __init__(self, cond: SSAValue | Operation, lhs: SSAValue | Operation, rhs: SSAValue | Operation,
                  result_type: Attribute | None = None):
-        super().__init__(operands=[cond, lhs, rhs], result_types=[result_type or SSAValue.get(lhs).type])
+        init(self, (cond, lhs, rhs), [result_type or SSAValue.get(lhs).type])
 
     def verify_(self) -> None:
         if element(self.cond.type) != i1 or lanes(self.cond.type) != lanes(self.lhs.type):
@@ -124,7 +123,7 @@ class ExtractElementOp(IRDLOperation):
     assembly_format = "$vector `[` $index `]` attr-dict `:` type($vector) `->` type($result)"
 
     def __init__(self, vector: SSAValue | Operation, index: SSAValue | Operation, result_type: Attribute | None = None):
-        super().__init__(operands=[vector, index], result_types=[result_type or element(SSAValue.get(vector).type)])
+        init(self, (vector, index), [result_type or element(SSAValue.get(vector).type)])
 
 
 @irdl_op_definition
@@ -139,7 +138,7 @@ class FPToSIOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) `to` type($result)"
 
     def __init__(self, input: SSAValue | Operation, result_type):
-        super().__init__(operands=[input], result_types=[result_type])
+        init(self, (input,), [result_type])
 
 
 class AVX512Function(enum.StrEnum):

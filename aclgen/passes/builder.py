@@ -104,7 +104,7 @@ class Builder:
 
     def llvm(self, value: float | int, t: Attribute) -> SSAValue:
         """A constant of LLVM-level type `t` (scalar, or a splat vector): `llvm.mlir.constant`."""
-        return self(llvm.ConstantOp(_llvm_constant(t, repr(value), value), t))
+        return self(llvm.ConstantOp.create(properties={"value": _llvm_constant(t, repr(value), value)}, result_types=[t]))
 
     # -- arithmetic: ew ops in f32 (they stay shape-polymorphic), arith ops on widened values --
 
@@ -134,7 +134,7 @@ class Builder:
     def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """a * b + c: one FMA (one rounding) where the target has it, else a multiply and an add."""
         if self.fma:
-            return self(math.FmaOp(a, b, c))
+            return self(math.FmaOp.create(operands=[a, b, c], result_types=[a.type]))
         return self.add(self.mul(a, b), c)
 
     def cmp(self, predicate: Predicate, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -169,27 +169,29 @@ class Builder:
 
     def bits(self, x: SSAValue) -> SSAValue:
         """The bit pattern of `x`: an i32 for an f32, an i64 for an f64."""
-        return self(arith.BitcastOp(x, ew.like(self.shape, i64 if _wide(x) else i32)))
+        return self(arith.BitcastOp.create(operands=[x], result_types=[ew.like(self.shape, i64 if _wide(x) else i32)]))
 
     def float(self, n: SSAValue) -> SSAValue:
         """The float whose bit pattern is `n`: an f32 for an i32, an f64 for an i64."""
-        return self(arith.BitcastOp(n, ew.like(self.shape, f64 if ew.element(n.type) == i64 else f32)))
+        t = ew.like(self.shape, f64 if ew.element(n.type) == i64 else f32)
+        return self(arith.BitcastOp.create(operands=[n], result_types=[t]))
 
     # -- integer arithmetic on bit patterns (wrapping, as LLVM's add/sub/shl without flags) --------
 
     def iadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(arith.AddiOp(a, b))
+        return self(arith.AddiOp.create(operands=[a, b], result_types=[a.type]))
 
     def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(arith.SubiOp(a, b))
+        return self(arith.SubiOp.create(operands=[a, b], result_types=[a.type]))
 
     def shl(self, a: SSAValue, k: int) -> SSAValue:
         """`a << k`, for i32 or i64 `a`."""
-        return self(arith.ShLIOp(a, self.i64(k) if ew.element(a.type) == i64 else self.i32(k)))
+        k_ = self.i64(k) if ew.element(a.type) == i64 else self.i32(k)
+        return self(arith.ShLIOp.create(operands=[a, k_], result_types=[a.type]))
 
     def ashr(self, a: SSAValue, k: int) -> SSAValue:
         """`a >> k`, shifting the sign bit in."""
-        return self(arith.ShRSIOp(a, self.i32(k)))
+        return self(arith.ShRSIOp.create(operands=[a, self.i32(k)], result_types=[a.type]))
 
     def x86(self, function: llvmx.AVX512Function, *args: SSAValue, table: int | None = None) -> SSAValue:
         """AVX-512F's `function` (scalef, getexp, getmant, rsqrt14, fixupimm with its `table`:

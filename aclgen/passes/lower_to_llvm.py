@@ -278,14 +278,14 @@ class LowerBinary(Lowering):
         rewriter: PatternRewriter,
     ) -> None:
         cls = _FLOAT_BINARY.get(type(op)) or _INT_BINARY[type(op)]  # type: ignore[call-overload]
-        rewriter.replace(op, cls(op.lhs, op.rhs))
+        rewriter.replace(op, cls.create(operands=[op.lhs, op.rhs], result_types=[op.lhs.type]))
 
 
 class LowerUnary(Lowering):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ew.NegOp | ew.NotOp | ew.UnlikelyOp, rewriter: PatternRewriter) -> None:
         if isinstance(op, ew.NegOp):
-            rewriter.replace(op, llvm.FNegOp(op.input))
+            rewriter.replace(op, llvm.FNegOp.create(operands=[op.input], result_types=[op.input.type]))
             return
         if isinstance(op, ew.UnlikelyOp):  # a promise (version-unlikely's, where it ran)
             rewriter.replace(op, [], [op.input])
@@ -310,7 +310,7 @@ class LowerMath(Lowering):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: math.FmaOp | math.RoundEvenOp, rewriter: PatternRewriter) -> None:
         if isinstance(op, math.FmaOp):
-            rewriter.replace(op, llvm.FMAOp(op.a, op.b, op.c))
+            rewriter.replace(op, llvm.FMAOp.create(operands=[op.a, op.b, op.c], result_types=[op.a.type]))
             return
         b = self.builder(op, rewriter)
         rewriter.replace(op, [], [_intrinsic(b, "llvm.roundeven", [op.operand], op.result.type)])
