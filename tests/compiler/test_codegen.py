@@ -166,6 +166,27 @@ def test_a_pass_that_breaks_the_ir_is_named(monkeypatch):
         compile_variant(o.formula, "broken", variant, o.params, o.kernel_arg_names, Options.from_knobs())
 
 
+@pytest.mark.parametrize("kind, message", [("ew.exp", "ew.exp survived; run expand-math first"),
+                                           ("arith.maximumf", "no lowering for arith.maximumf")])
+def test_lower_to_llvm_names_an_op_it_cannot_lower(kind, message):
+    """An op that no pattern lowers (and that is not LLVM's already) is an error naming it, and a
+    formula function that an intrinsic does not serve says which pass should have expanded it."""
+    from xdsl.context import Context
+    from xdsl.dialects import arith, func
+    from xdsl.dialects.builtin import ModuleOp, f32
+    from xdsl.ir import Block, Region
+
+    from aclgen.dialects import ew
+    from aclgen.passes.lower_to_llvm import LowerToLLVMPass
+
+    block = Block(arg_types=[f32])
+    x = block.args[0]
+    block.add_ops([ew.function_op("exp")(x) if kind == "ew.exp" else arith.MaximumfOp(x, x), func.ReturnOp()])
+    module = ModuleOp([func.FuncOp("f", ([f32], []), Region(block))])
+    with pytest.raises(ValueError, match=re.escape(message)):
+        LowerToLLVMPass().apply(Context(), module)
+
+
 @pytest.mark.skipif(not host().triple.startswith("x86_64"), reason="x86 vector stores")
 def test_llvm_does_not_unroll_our_loops():
     """Our vector width is the unroll; LLVM's unroller would only multiply our loops (it cost

@@ -102,6 +102,13 @@ def clamp(b: Builder, x: SSAValue, lo: float, hi: float) -> SSAValue:
     return b.select(b.cmp(Predicate.OLT, x, c_lo), c_lo, x)
 
 
+def clamp_above(b: Builder, x: SSAValue, hi: float) -> SSAValue:
+    """`x > hi ? hi : x` (NaN passes): for a branch whose lanes below some bound take the other
+    branch's value, which need no lower clamp."""
+    c_hi = b.constant(hi, x)
+    return b.select(b.cmp(Predicate.OGT, x, c_hi), c_hi, x)
+
+
 def shifter(b: Builder, z: SSAValue) -> tuple[SSAValue, SSAValue]:
     """(n, ni): the integer in z = v + 1.5 * 2^23's low mantissa bits, as an f32 and an i32
     (both exact; any z, NaN included, gives some i32)."""
