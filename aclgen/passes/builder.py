@@ -76,6 +76,15 @@ class Builder:
         self.insert(op)
         return op.results[0] if op.results else None  # type: ignore[return-value]
 
+    def make(self, cls: type[Operation], *operands: SSAValue, result: Attribute | None = None,
+             **properties: Attribute) -> SSAValue:
+        """An op of xDSL's dialects from its operands and properties as they are
+        (`Operation.create`: its own builder parses its arguments, four times the op's cost; see
+        aclgen/dialects/construct.py); its result has the first operand's type unless `result`
+        says."""
+        t = result if result is not None else operands[0].type
+        return self(cls.create(operands=operands, result_types=[t], properties=properties))
+
     # -- constants --------------------------------------------------------------------------
 
     def index(self, v: int) -> SSAValue:
@@ -104,7 +113,7 @@ class Builder:
 
     def llvm(self, value: float | int, t: Attribute) -> SSAValue:
         """A constant of LLVM-level type `t` (scalar, or a splat vector): `llvm.mlir.constant`."""
-        return self(llvm.ConstantOp.create(properties={"value": _llvm_constant(t, repr(value), value)}, result_types=[t]))
+        return self.make(llvm.ConstantOp, result=t, value=_llvm_constant(t, repr(value), value))
 
     # -- arithmetic: ew ops in f32 (they stay shape-polymorphic), arith ops on widened values --
 
@@ -134,7 +143,7 @@ class Builder:
     def muladd(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
         """a * b + c: one FMA (one rounding) where the target has it, else a multiply and an add."""
         if self.fma:
-            return self(math.FmaOp.create(operands=[a, b, c], result_types=[a.type]))
+            return self.make(math.FmaOp, a, b, c)
         return self.add(self.mul(a, b), c)
 
     def cmp(self, predicate: Predicate, a: SSAValue, b: SSAValue) -> SSAValue:
@@ -169,29 +178,27 @@ class Builder:
 
     def bits(self, x: SSAValue) -> SSAValue:
         """The bit pattern of `x`: an i32 for an f32, an i64 for an f64."""
-        return self(arith.BitcastOp.create(operands=[x], result_types=[ew.like(self.shape, i64 if _wide(x) else i32)]))
+        return self.make(arith.BitcastOp, x, result=ew.like(self.shape, i64 if _wide(x) else i32))
 
     def float(self, n: SSAValue) -> SSAValue:
         """The float whose bit pattern is `n`: an f32 for an i32, an f64 for an i64."""
-        t = ew.like(self.shape, f64 if ew.element(n.type) == i64 else f32)
-        return self(arith.BitcastOp.create(operands=[n], result_types=[t]))
+        return self.make(arith.BitcastOp, n, result=ew.like(self.shape, f64 if ew.element(n.type) == i64 else f32))
 
     # -- integer arithmetic on bit patterns (wrapping, as LLVM's add/sub/shl without flags) --------
 
     def iadd(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(arith.AddiOp.create(operands=[a, b], result_types=[a.type]))
+        return self.make(arith.AddiOp, a, b)
 
     def isub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self(arith.SubiOp.create(operands=[a, b], result_types=[a.type]))
+        return self.make(arith.SubiOp, a, b)
 
     def shl(self, a: SSAValue, k: int) -> SSAValue:
         """`a << k`, for i32 or i64 `a`."""
-        k_ = self.i64(k) if ew.element(a.type) == i64 else self.i32(k)
-        return self(arith.ShLIOp.create(operands=[a, k_], result_types=[a.type]))
+        return self.make(arith.ShLIOp, a, self.i64(k) if ew.element(a.type) == i64 else self.i32(k))
 
     def ashr(self, a: SSAValue, k: int) -> SSAValue:
         """`a >> k`, shifting the sign bit in."""
-        return self(arith.ShRSIOp.create(operands=[a, self.i32(k)], result_types=[a.type]))
+        return self.make(arith.ShRSIOp, a, self.i32(k))
 
     def x86(self, function: llvmx.AVX512Function, *args: SSAValue, table: int | None = None) -> SSAValue:
         """AVX-512F's `function` (scalef, getexp, getmant, rsqrt14, fixupimm with its `table`:
