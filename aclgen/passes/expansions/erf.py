@@ -30,14 +30,17 @@ G = log(e^(a^2) erfc a) - KH (KH = -1/2) is smooth: degree 6 by Horner, fitted m
 absolute error of erfc (weighted by erfc a: 2^-27.7), so it needs no division and no t. -a^2 + KH
 is exact as x1^2 + KH with x1 = a cut to 11 bits (split11: x1^2 on the 2^-22 grid), the rest
 x2 (a + x1) goes with G into the small part; then exp's reduction (E = n ln 2 + r, the n C1 step
-exact), e^r = hi + t with hi = 1 + r exact, and 1 - 2^n (hi + t) with 1 - 2^n hi split exactly
-(Fast2Sum), so erf rounds once. The boundary 1/2 is where 1 - erfc no longer cancels (erf >=
-1/2) and the small branch's rounding of x^2 is still harmless; G's own roundings are smallest
-there (G(0) ~ 0). 60 operations, no division (erfc: 120 and a division; exp: 30): u by Horner
-and a clamped above only (below 1/2 a lane takes the polynomial), three fewer than by pairs and
-with a clamp below, the loop's FMA pipes 102 cycles for 32 lanes instead of 106 (llvm-mca, Zen 3;
-1M float32, one process: 642 -> 620 us).
-Exhaustive: 0.743 ulp (FMA) and 0.764 (unfused) at most; erfc 0.886 and 0.961.
+exact), e^r - 1 = r + r^2 P(r) in one multiply-add, and erf = (1 - 2^n) - 2^n (e^r - 1) in
+another: 1 - 2^n is exact (n in [-24, -1]; at n = -25, from a = 3.9 on, it rounds to 1, as erf
+nearly does), so erf rounds once but for e^r - 1's own rounding, at most 2^-26, times 2^n <= 1/2:
+an eighth of erf's ulp. (Keeping e^r as 1 + r exactly plus a small part and 1 - 2^n (1 + r) by
+Fast2Sum took eight more operations for 0.743 ulp instead of 0.838.) The boundary 1/2 is where
+1 - erfc no longer cancels (erf >= 1/2) and the small branch's rounding of x^2 is still harmless;
+G's own roundings are smallest there (G(0) ~ 0). 52 operations, no division (erfc: 120 and a
+division; exp: 30); u by Horner and a clamped above only (below 1/2 a lane takes the polynomial).
+AVX2, Zen 3, one process, 1M float32: 642 us with 63 operations, 620 with 60, 595 with 52
+(llvm-mca: 106, 102, 100 cycles a 32-lane step).
+Exhaustive: 0.838 ulp (FMA) and 0.854 (unfused) at most; erfc 0.886 and 0.961.
 
 Both branches run in every lane (selects, no branches). +-0 give +-0 (erf) and 1, +-inf give
 +-1 (erf), +0 and 2 (erfc), NaN passes the clamps and propagates. The coefficients are the
@@ -64,7 +67,6 @@ from aclgen.passes.expansions.exp import (
     estrin,
     exp_poly,
     horner,
-    one_plus,
     pow2,
     shifter,
     times_pow2,
@@ -310,11 +312,9 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     _, ni, big, small = gauss_exponent(b, ac, x1, x2, kh, g)
     r = b.add(big, small)
     r2 = b.mul(r, r)
-    hi, lo = one_plus(b, r)
-    t = b.muladd(exp_poly(b, r, r2), r2, lo)  # e^r = hi + t
+    em1 = b.muladd(exp_poly(b, r, r2), r2, r)  # e^r - 1
     s = pow2(b, b.iadd(ni, b.i32(127)))  # 2^n, n in [-25, -1]
-    f, e = fast2sum(b, one, b.neg(b.mul(s, hi)))  # 1 - s hi exactly (s hi is exact)
-    yl = b.call("copysign", b.add(f, b.muladd(b.neg(s), t, e)), x)
+    yl = b.call("copysign", b.muladd(b.neg(s), em1, b.sub(one, s)), x)  # (1 - s) - s (e^r - 1)
     return b.select(b.cmp(Predicate.OLT, a, b.f32(ERF_SMALL)), ys, yl)
 
 
