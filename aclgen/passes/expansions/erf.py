@@ -304,12 +304,8 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     x1 = split11(b, ac)
     x2 = b.sub(ac, x1)  # a^2 = x1^2 (exact) + x2 (a + x1)
     d = b.sub(ac, b.f32(ERF_SMALL))
-    k = [b.f32(v) for v in ERF_G]
-    g = k[6]
-    for j in range(5, -1, -1):
-        g = b.muladd(g, d, k[j])
     kh = b.f32(ERF_KH)
-    _, ni, big, small = gauss_exponent(b, ac, x1, x2, kh, g)
+    _, ni, big, small = gauss_exponent(b, ac, x1, x2, kh, horner(b, ERF_G, d))
     r = b.add(big, small)
     r2 = b.mul(r, r)
     em1 = b.muladd(exp_poly(b, r, r2), r2, r)  # e^r - 1

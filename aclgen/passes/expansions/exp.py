@@ -97,8 +97,8 @@ EXP2_HALF = (1.0, h("0x1.62e12cp-1"), h("0x1.ec0378p-3"), h("0x1.c9fc9cp-5"), h(
 def clamp(b: Builder, x: SSAValue, lo: float, hi: float) -> SSAValue:
     """`x > hi ? hi : x`, then `< lo ? lo`: ordered compares, so NaN passes (one maxps/minps each);
     in x's width (pow's f64 exponent too)."""
-    c_hi, c_lo = b.constant(hi, x), b.constant(lo, x)
-    x = b.select(b.cmp(Predicate.OGT, x, c_hi), c_hi, x)
+    x = clamp_above(b, x, hi)
+    c_lo = b.constant(lo, x)
     return b.select(b.cmp(Predicate.OLT, x, c_lo), c_lo, x)
 
 
