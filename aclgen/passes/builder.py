@@ -48,12 +48,14 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from aclgen.dialects import ew, llvmx
 from aclgen.dialects.enums import Predicate
+from aclgen.passes.value_range import ANY, Interval
 
 
 class Builder:
     def __init__(self, insert: Callable[[Operation], object], shape: Attribute = f32, fma: bool = False,
                  avx512: bool = False, permute: bool = False, half: bool = False,
-                 expansions: Mapping[type[Operation], Callable[..., SSAValue]] | None = None):
+                 expansions: Mapping[type[Operation], Callable[..., SSAValue]] | None = None,
+                 bounds: Interval = ANY):
         self.insert = insert
         self.shape = shape
         self.fma = fma
@@ -61,6 +63,7 @@ class Builder:
         self.permute = permute
         self.half = half
         self.expansions = expansions or {}
+        self.bounds = bounds  # the first operand's interval (value_range), for an expansion to use
 
     @classmethod
     def at_end(cls, block: Block, **kw) -> Builder:

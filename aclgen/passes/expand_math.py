@@ -31,6 +31,11 @@ from a rounding boundary. The `half` option says where half-type forms are used:
 default: as above), "off" (nowhere: every half result is the f32 result rounded once), "all"
 (everywhere: how benchmarks/math_sweep.py measures them over every f32 input).
 
+An expansion also learns the interval its first argument lies in where the formula bounds it
+(`value_range`: constants, clamps, negations and selects, read before the walk rewrites them):
+exp of an argument clamped to where its result is a normal float drops its own clamp and half of
+its scaling (sigmoid's products: 13-16% of Silu's time), for the same bits.
+
 Before:
     %y = ew.exp %x : vector<8xf32> -> vector<8xf32>
 After (abridged):
@@ -42,7 +47,8 @@ After (abridged):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -55,6 +61,7 @@ from aclgen.kernel import HALF_FORMS
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions import EXPANSIONS, WHERE, Expansion
 from aclgen.passes.half_precision import half_functions
+from aclgen.passes.value_range import ANY, Interval, interval
 
 
 @dataclass(frozen=True)
@@ -66,13 +73,15 @@ class Expand(RewritePattern):
     avx512: bool
     permute: bool
     half: frozenset[Operation] = frozenset()  # the ops whose results only a half type stores
+    bounds: Mapping[Operation, Interval] = field(default_factory=dict)  # their arguments' intervals, where known
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         expansion = self.expansions.get(type(op))  # type: ignore[arg-type]
         if expansion is None:
             return
         b = Builder.before(op, rewriter, shape=op.operands[0].type, fma=self.fma, avx512=self.avx512,
-                           permute=self.permute, half=op in self.half, expansions=self.expansions)
+                           permute=self.permute, half=op in self.half, expansions=self.expansions,
+                           bounds=self.bounds.get(op, ANY))
         rewriter.replace(op, [], [expansion(b, *op.operands)])
 
 
@@ -97,5 +106,7 @@ class ExpandMathPass(ModulePass):
             raise ValueError(f"expand-math: half must be one of {HALF_FORMS}, not {self.half!r}")
         half = (frozenset() if self.half == "off" else half_functions(op) if self.half == "stored"
                 else frozenset(f for f in op.walk() if isinstance(f, ew.FunctionOp)))
-        expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute, half)
+        bounds: dict[Operation, Interval] = {
+            f: v for f in op.walk() if isinstance(f, ew.FunctionOp) and (v := interval(f.operands[0])) != ANY}
+        expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute, half, bounds)
         PatternRewriteWalker(expand, apply_recursively=False).rewrite_module(op)

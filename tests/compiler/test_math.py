@@ -18,12 +18,17 @@ import ml_dtypes
 import numpy as np
 import pytest
 import scipy.special as sp
+from xdsl.dialects.builtin import f32
 
 import aclgen
 from aclgen.codegen.target import host as _host
+from aclgen.dialects import ew
+from aclgen.dialects.enums import Predicate
 from aclgen.frontend.dsl import FUNCTIONS
 from aclgen.knobs import overridden
+from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.erf import EINV_TOP
+from aclgen.passes.value_range import ANY, interval
 from tests.reference import HALF_BOUND, half_ulps, same_bits, sigmoid64
 
 INF, NAN = float("inf"), float("nan")
@@ -230,6 +235,36 @@ def test_exp_subnormal_results_and_overflow_threshold():
     edge = np.float32(np.log(np.float64(np.finfo(np.float32).max) * (1 + 2.0**-25)))  # where e^x rounds to inf
     around = np.nextafter(edge, np.array([-INF, INF], np.float32))
     assert np.isfinite(f(around[:1]))[0] and f(around[1:])[0] == INF
+
+
+@pytest.mark.parametrize("fma, half", [("on", "off"), ("off", "off"), ("on", "all"), ("off", "all")])
+def test_exp_of_a_clamped_argument_is_shorter_with_the_same_bits(fma, half):
+    """exp of an argument the formula clamps to [-87, 88] (n in [-126, 127]) is built without its
+    own clamp and with one power of two for the scale (value_range sees the clamp): the same bits
+    as the general form, which `+ 0.0` (an add the interval does not follow) keeps, over the
+    sampled inputs and the interval's ends (benchmarks: all 2^32, in every mode)."""
+    args = {"fma": fma, "half": half}
+    bounded = aclgen.compile(lambda x: aclgen.exp(aclgen.clamp(x, -87.0, 88.0)), name=f"exp_bounded_{fma}_{half}", **args)
+    general = aclgen.compile(lambda x: aclgen.exp(aclgen.clamp(x, -87.0, 88.0) + 0.0), name=f"exp_general_{fma}_{half}",
+                             **args)
+    x = np.concatenate([samples("exp"), np.float32([-87.0, 88.0, -86.99999, 87.99999, -87.33655, 88.72284])])
+    assert same_bits(bounded(x), general(x))
+    shifts = [len(re.findall(r"arith\.shrsi", f.ir["expand-math"])) for f in (bounded, general)]
+    assert shifts == [0, 0 if host_has("avx512f") else 1]
+
+
+def test_intervals_follow_constants_clamps_negations_and_selects():
+    """value_range.interval reads the ops that make a value; anything else (an add) is unbounded,
+    and a NaN constant bounds nothing."""
+    b = Builder(lambda op: None, f32)
+    arg = b.add(b.f32(1.0), b.f32(2.0))
+    assert interval(arg) == ANY and interval(b.f32(NAN)) == ANY
+    clamped = b(ew.function_op("minimum")(b(ew.function_op("maximum")(arg, b.f32(-3.0))), b.f32(5.0)))
+    assert interval(clamped) == (-3.0, 5.0)
+    assert interval(b.neg(clamped)) == (-5.0, 3.0)
+    mask = b.cmp(Predicate.OLT, arg, b.f32(0.0))
+    assert interval(b.select(mask, clamped, b.f32(7.0))) == (-3.0, 7.0)
+    assert interval(b.select(mask, clamped, arg)) == ANY
 
 
 def test_erfinv_against_mpmath_near_one():

@@ -37,11 +37,14 @@ from aclgen.dialects.enums import Predicate
 from aclgen.dialects.llvmx import AVX512Function
 from aclgen.passes.builder import Builder
 from aclgen.passes.expansions.registry import expands
+from aclgen.passes.value_range import within
 
 h = float.fromhex
 L2E = h("0x1.715476p+0")  # log2(e) rounded to f32 (0x3fb8aa3b)
 SH = h("0x1.8p23")  # 1.5 * 2^23: adding it rounds to an integer held in the low mantissa bits
 SH_BITS = 0x4B400000  # SH's bit pattern
+# exp of an argument in [NORMAL_LO, NORMAL_HI] has n = roundeven(x log2 e) in [-126, 127]
+NORMAL_LO, NORMAL_HI = -87.0, 88.0
 C1 = h("0x1.62e4p-1")  # ln 2's high 16 bits (0x3f317200): n * C1 is exact for |n| < 256
 C2 = h("0x1.7f7d1cp-20")  # ln 2 - C1 (0x35bfbe8e), together ln 2 to 2^-44
 # P(r) ~ (e^r - 1 - r) / r^2 on |r| <= ln2/2 + 3e-5, degree 4; e^r's relative error 2^-28.3
@@ -171,22 +174,26 @@ def split_scale(b: Builder, ni: SSAValue) -> tuple[SSAValue, SSAValue]:
     return pow2(b, b.iadd(n1, bias)), pow2(b, b.iadd(n2, bias))
 
 
-def times_pow2(b: Builder, v: SSAValue, n: SSAValue, ni: SSAValue) -> SSAValue:
+def times_pow2(b: Builder, v: SSAValue, n: SSAValue, ni: SSAValue, normal: bool = False) -> SSAValue:
     """v 2^n, rounded once, for a normal v and an integral n (`ni` as an i32), |n| <= 252: v s1 is
     exact and the multiply by s2 rounds (split_scale) — or, with AVX-512F, one vscalefps of v by
     n itself (the exact product rounded once: the same bits in one instruction instead of
-    eight)."""
+    eight). `normal`: n is known to lie in [-126, 127], where 2^n itself is a normal float and
+    one multiply by it rounds the same way."""
     if b.avx512:
         return b.x86(AVX512Function.SCALEF, v, n)
+    if normal:
+        return b.mul(v, pow2(b, b.iadd(ni, b.i32(127))))
     s1, s2 = split_scale(b, ni)
     return b.mul(b.mul(v, s1), s2)
 
 
-def scaled(b: Builder, t: SSAValue, hi: SSAValue, n: SSAValue, ni: SSAValue) -> SSAValue:
+def scaled(b: Builder, t: SSAValue, hi: SSAValue, n: SSAValue, ni: SSAValue, normal: bool = False) -> SSAValue:
     """(t + hi) 2^n, the sum rounded once, then the scale. Without vscalefps the sum is formed at
-    scale s1 (one multiply-add: (t + hi) s1 is normal, so it rounds as t + hi does)."""
-    if b.avx512:
-        return times_pow2(b, b.add(hi, t), n, ni)
+    scale s1 (one multiply-add: (t + hi) s1 is normal, so it rounds as t + hi does); for an n
+    known to lie in [-126, 127] (`normal`), t + hi times 2^n: the same bits."""
+    if b.avx512 or normal:
+        return times_pow2(b, b.add(hi, t), n, ni, normal)
     s1, s2 = split_scale(b, ni)
     return b.mul(b.muladd(t, s1, b.mul(hi, s1)), s2)
 
@@ -204,27 +211,31 @@ def times_q(b: Builder, q: tuple[float, ...], r: SSAValue) -> SSAValue:
     return b.mul(horner(b, q, r), r)
 
 
-def exp_half(b: Builder, xc: SSAValue) -> SSAValue:
+def exp_half(b: Builder, xc: SSAValue, normal: bool = False) -> SSAValue:
     """e^xc to 2^-17 for xc in [-104, 89] (or NaN): r = xc - n LN2 in one multiply-add (without
     FMA, n LN2's rounding would reach 2^-18 of r: Cody-Waite's two steps there), e^r by Horner, the
     scale as `times_pow2` (rounding once into subnormals or to +inf). With the clamp 11 operations
     instead of exp's 21 with AVX-512F."""
     n, ni = round_log2e(b, xc)
     r = b.muladd(n, b.f32(-LN2), xc) if b.fma else reduce_ln2(b, n, xc)
-    return times_pow2(b, horner(b, EXP_HALF, r), n, ni)
+    return times_pow2(b, horner(b, EXP_HALF, r), n, ni, normal)
 
 
 @expands("exp")
 def exp(b: Builder, x: SSAValue) -> SSAValue:
-    xc = clamp(b, x, -104.0, 89.0)
+    """The scheme of the module's docstring. Where the formula bounds the argument to
+    [NORMAL_LO, NORMAL_HI] (`Builder.bounds`), n lies in [-126, 127]: no clamp, and one normal
+    power of two scales (`times_pow2`): 5 operations fewer, the same bits."""
+    normal = within(b.bounds, NORMAL_LO, NORMAL_HI)
+    xc = x if normal else clamp(b, x, -104.0, 89.0)
     if b.half:
-        return exp_half(b, xc)
+        return exp_half(b, xc, normal)
     n, ni = round_log2e(b, xc)
     r = reduce_ln2(b, n, xc)
     r2 = b.mul(r, r)
     p = exp_poly(b, r, r2)
     hi, lo = one_plus(b, r)
-    return scaled(b, b.muladd(p, r2, lo), hi, n, ni)
+    return scaled(b, b.muladd(p, r2, lo), hi, n, ni, normal)
 
 
 @expands("exp2")
