@@ -53,9 +53,8 @@ TAIL = -80.0
 TAIL_SHIFT = 112.0
 TAIL_SCALE = f32(math.exp(-56.0))
 CAP = 88.0
-# Where only m and d are used, exp's argument is raised to FLOOR: 1 + e^FLOOR rounds to 1, as
-# 1 + e^-x does for every -x below it, and with the argument in [FLOOR, CAP] exp is a normal
-# float made without its clamp and with one power of two (aclgen/passes/value_range.py).
+# exp's argument raised to FLOOR keeps d: 1 + e^FLOOR rounds to 1, as 1 + e^-x does for every -x
+# below it; with the argument in [FLOOR, CAP], exp's n lies in [-126, 127] (sigmoid_quotient).
 FLOOR = -87.0
 # float64's sigmoid is 0 at and below -709.78 (exp(-x) overflows there): above it an infinite p
 # times sigmoid(x) is infinite in the float64 formula; at and below it, p * 0 (NaN for an
@@ -63,12 +62,18 @@ FLOOR = -87.0
 F64_SIGMOID_ZERO = f32(-709.78271484375)
 
 
-def sigmoid_quotient(x, e_used=True):
+def sigmoid_quotient(x, small="exp"):
     """(m, e, d) with sigmoid(x) = m / d * m and sigmoid(-x) = e / d, from one exp: m = 1,
     e = exp(-x) and d = 1 + e at or above TAIL; below it m = TAIL_SCALE (0 from float64's zero
-    down) and e = d = exp(min(-x - TAIL_SHIFT, CAP)). A caller that uses only m and d says
-    `e_used=False`: e is then exp(max(-x, FLOOR)) above TAIL (the same d), and exp's argument
-    clamped to [FLOOR, CAP] makes it shorter (Silu f32, 1M: 424 -> 356 µs, the same bits).
+    down) and e = d = exp(min(-x - TAIL_SHIFT, CAP)).
+
+    exp's argument clamped to [FLOOR, CAP] makes it shorter (aclgen/passes/value_range.py: no
+    clamp of its own, one power of two), and d is the same for every x above -FLOOR (1 + e^FLOOR
+    rounds to 1); e is not. `small` says how e is made there: "exp", the general exp for every
+    lane (gelu's tanh form, whose z grows as x^3 and passes 87 in ordinary data); "rare", a
+    promise that such lanes are rare, which then take a second exp (swish's z = beta x: Silu's
+    gradient f32, 1M: 543 -> 469 µs); None, e unused (the products below: Silu f32, 1M:
+    424 -> 356 µs). The same bits every way.
 
     A product takes m, d, m in turn (p * m / d * m), one chain whose operands are selects, so
     that a large p times a sigmoid below FLT_MIN keeps its bits: two chains (one per side) and a
@@ -76,10 +81,18 @@ def sigmoid_quotient(x, e_used=True):
     p * (1 / (1 + e)) is one rounding and one multiply fewer (Glu f32, 1M: 262 -> 246 µs). The
     tail is `unlikely`: a vector step with no lane below TAIL runs a version without it (m = 1
     and d = 1 + e, the same bits)."""
-    tail = unlikely(x < TAIL)
+    if small == "rare":
+        tail, below = unlikely(x < TAIL, x > -FLOOR)
+    else:
+        tail = unlikely(x < TAIL)
     m = select(tail, select(x <= F64_SIGMOID_ZERO, 0.0, TAIL_SCALE), 1.0)
     z = select(tail, -x - TAIL_SHIFT, -x)
-    e = exp(minimum(z, CAP) if e_used else clamp(z, FLOOR, CAP))
+    if small == "exp":
+        e = exp(minimum(z, CAP))
+    else:
+        e = exp(clamp(z, FLOOR, CAP))
+        if small == "rare":
+            e = select(below, exp(z), e)
     return m, e, select(tail, e, 1.0 + e)
 
 
@@ -87,7 +100,7 @@ def times_sigmoid(p, x):
     """p * sigmoid(x) for any f32 p and x, accurate where sigmoid(x) is subnormal: the tail's
     product is ((p * m) / d) * m, whose intermediates stay normal whenever the result is (p * m
     underflows only for |p| < 2^-45, where p * e^x < 2^-160 anyway)."""
-    m, _, d = sigmoid_quotient(x, e_used=False)
+    m, _, d = sigmoid_quotient(x, small=None)
     return p * m / d * m
 
 
@@ -98,7 +111,7 @@ def times_sigmoid2(p, q, x):
     Where p * q overflows, x must be >= -200 (CAP caps the tail's exp there): below, the result
     is p * q * e^-200's size, not smaller. SwiGlu's and GeGlu's p or q is x's own size (|x| or
     the gate of z = x), so their products there are below 2^-150 and round to 0 either way."""
-    m, _, d = sigmoid_quotient(x, e_used=False)
+    m, _, d = sigmoid_quotient(x, small=None)
     pq = p * q
     overflow = unlikely(logical_not(logical_or(abs(pq) < INF, maximum(abs(p), abs(q)) == INF)))
     return select(overflow, p * m * (q * m / d), pq * m / d * m)

@@ -41,7 +41,7 @@ def swish_gradient(g, z, x=None):
     SiluBackward f32 at 1M (two threads, interleaved with torch's 275)."""
     if x is not None:
         z = clamp(z, -FLT_MAX, FLT_MAX) + (x - x)  # x - x: +0, or NaN for an infinite x
-    m, e, d = sigmoid_quotient(z)
+    m, e, d = sigmoid_quotient(z, small="rare")
     q = 1.0 / d
     return g * m * q * muladd(z, e * q, 1.0) * m
 
