@@ -62,7 +62,7 @@ FLOOR = -87.0
 F64_SIGMOID_ZERO = f32(-709.78271484375)
 
 
-def sigmoid_quotient(x, small="exp"):
+def sigmoid_quotient(x, small: str | None = "exp"):
     """(m, e, d) with sigmoid(x) = m / d * m and sigmoid(-x) = e / d, from one exp: m = 1,
     e = exp(-x) and d = 1 + e at or above TAIL; below it m = TAIL_SCALE (0 from float64's zero
     down) and e = d = exp(min(-x - TAIL_SHIFT, CAP)).
