@@ -365,7 +365,8 @@ def available() -> bool:
 class Launch:
     """What a replay re-runs: the kernel's call words (KernelEntry.words; None for an empty
     call, which runs nothing), its pointers as (array index, byte delta) into the call's arrays
-    (inputs, then outputs), the launch record's address and the element count."""
+    (inputs, then outputs; WORKSPACE: the record's workspace), the launch record's address and
+    the element count."""
 
     words: np.ndarray | None
     sources: tuple[tuple[int, int], ...]
@@ -374,6 +375,7 @@ class Launch:
 
 
 EMPTY = Launch(None, (), 0, 0)  # a call with nothing to compute
+WORKSPACE = nir.WORKSPACE_SOURCE  # a Launch source's array index that names the record's workspace
 LINE = 64  # bytes: a cache line, a zmm register; where runtime memory and large results start
 LINED_FROM = 1 << 20  # bytes: smaller results are numpy's (no kernel streams into them)
 
@@ -500,7 +502,7 @@ class Replays:
         return done
 
     def record(self, inputs, params, outputs, launch: Launch | tuple[Launch, ...], env: tuple[dict, list],
-               keep) -> bool:
+               keep, workspace: int = 0) -> bool:
         """Record a call that passed every check and ran unstaged: `inputs` and `outputs` are the
         exact numpy.ndarray objects of the call (the outputs pairwise disjoint), `params` the
         call's scalar and attribute arguments in order (Python floats, ints, True/False/None, or
@@ -510,7 +512,9 @@ class Replays:
         as long as the record (the launch records, the kernels). An input that partly overlaps an
         output is never recorded. Returns False (and records nothing) when it cannot: more than
         MAX_POINTERS pointers for a kernel, a param of another type (a nested sequence, a numpy
-        scalar), an int beyond int64, non-ndarray or unaligned arrays, replays not available()."""
+        scalar), an int beyond int64, non-ndarray or unaligned arrays, replays not available().
+        `workspace`: the bytes of scratch the launches' WORKSPACE sources point into (partial
+        sums across rows); the record owns them, and one replay at a time uses them."""
         if isinstance(outputs, np.ndarray):
             outputs = (outputs,)
         inputs, params, outputs = tuple(inputs), tuple(params), tuple(outputs)
@@ -518,6 +522,10 @@ class Replays:
         if encoded is None:
             return False
         words, kept = encoded
+        if workspace:
+            scratch = lined_bytes(workspace)
+            words[Header.WORKSPACE] = scratch.ctypes.data
+            kept.append(scratch)
         array = np.array(words, np.int64)
         # Bound now if the process has its replay function; else at the first replay (`_wake`):
         # a process that never repeats a call never compiles it (~20 ms of a first call).
@@ -712,7 +720,7 @@ def _encode(inputs: tuple, params: tuple, outputs: tuple, launch: Launch | tuple
     if param_entries is None:
         return None
     for x in launches:
-        if any(not 0 <= src < len(arrays) for src, _ in x.sources):
+        if any(not 0 <= src < len(arrays) and src != WORKSPACE for src, _ in x.sources):
             raise ValueError(f"a kernel pointer names array {x.sources}, the call has {len(arrays)}")
     relations = _relations(inputs, outputs)
     if relations is None:

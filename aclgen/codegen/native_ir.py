@@ -598,6 +598,7 @@ def pool_module() -> ir.Module:
 
 MAX_POINTERS = 16  # kernel pointers a replay passes, the launch record included
 MAX_ARRAYS = 16  # array arguments (inputs and outputs) a record guards
+WORKSPACE_SOURCE = MAX_ARRAYS  # a Source's ARRAY that names the record's workspace
 
 
 class Header:
@@ -613,7 +614,9 @@ class Header:
     N_RELATIONS, RELATIONS_AT = 12, 13
     N_PARAMS, PARAMS_AT = 14, 15
     N_SOURCES, SOURCES_AT = 16, 17  # every launch's pointers, one launch after the other
-    SIZE = 18
+    WORKSPACE = 18  # the record's own workspace's address (0: none), source WORKSPACE_SOURCE
+    BUSY = 19  # 1 while a replay uses the workspace: another replay of the record is then a miss
+    SIZE = 20
 
 
 class LaunchEntry:
@@ -654,7 +657,8 @@ class ParamEntry:
 
 
 class Source:
-    """A kernel pointer: the data pointer of array ARRAY plus DELTA bytes."""
+    """A kernel pointer: the data pointer of array ARRAY plus DELTA bytes (ARRAY =
+    WORKSPACE_SOURCE: the record's workspace)."""
 
     ARRAY, DELTA, SIZE = 0, 1, 2
 
@@ -692,13 +696,15 @@ def replay_module() -> ir.Module:
     compared by identity: a value set again is usually a new object, a miss, never a wrong
     hit); each array exactly a numpy.ndarray with the recorded dtype object, rank, dims, byte
     strides and flags (ALIGNED, and WRITEABLE for outputs); each relation; each parameter's
-    exact type and value. The GIL is released around the kernel."""
+    exact type and value. A record with a workspace (partial sums across rows) takes it for the
+    call, or misses while another thread's replay of the same record has it. The GIL is released
+    around the kernel."""
     module = ir.Module(REPLAY)
     e = _Emitter(module, REPLAY, FASTCALL)
     b = e.b
     record, args, nargs = e.fn.args
     argv = b.alloca(I64, size=MAX_POINTERS + 1, name="argv")  # + the kernel (packed's argv)
-    data = b.alloca(I64, size=MAX_ARRAYS, name="data")  # each array's data pointer
+    data = b.alloca(I64, size=MAX_ARRAYS + 1, name="data")  # each array's data pointer, the workspace's
     overflow = b.alloca(I32, name="overflow")
     miss = e.block("miss")
     rec = _Words(e, b.bitcast(e.load(record, ARRAY_DATA, PTR), I64P))
@@ -707,7 +713,23 @@ def replay_module() -> ir.Module:
     _guard_arrays(e, rec, args, data, miss)
     _guard_relations(e, rec, data, miss)
     _guard_params(e, rec, args, overflow, miss)
+    workspace = rec[Header.WORKSPACE]
+    b.store(workspace, e.index(data, i64(WORKSPACE_SOURCE)))
+    busy = e.index(rec.base, i64(Header.BUSY))
+    owns = b.icmp_unsigned("!=", workspace, i64(0))
+    take, run = e.block("workspace.take"), e.block("launch")
+    b.cbranch(owns, take, run)
+    e.at(take)
+    e.check(_eq(e, b.atomic_rmw("xchg", busy, i64(1), "acquire"), i64(0)), miss, "workspace.taken")
+    b.branch(run)
+    e.at(run)
     _run(e, rec, data, argv)
+    give, done = e.block("workspace.give"), e.block("outputs")
+    b.cbranch(owns, give, done)
+    e.at(give)
+    b.store_atomic(i64(0), busy, "release", 8)
+    b.branch(done)
+    e.at(done)
     _return_outputs(e, rec, args)
 
     e.at(miss)

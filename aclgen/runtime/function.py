@@ -356,7 +356,8 @@ class Function:
         """Record a call that ran unstaged on numpy arrays, or had nothing to compute, for replays."""
         tpls = executor.templates
         empty = executor.call is None and not executor.numel
-        if (not tpls and not empty) or executor.staging is not None or not native.available():
+        staged = executor.staging is not None and executor.staging.copies  # scratch alone is the record's
+        if (not tpls and not empty) or staged or not native.available():
             return
         arrays = args[: self._n_in]
         for t, a in zip(ins, arrays):
@@ -371,7 +372,7 @@ class Function:
         itemsizes = [t.itemsize for t in executor.tensors]
         launches = tuple(tpl.launch(itemsizes) for tpl in tpls)  # several: one kernel after the other
         self.replays.record(arrays, args[self._n_in :], outs, launches, env,
-                            tuple((tpl, tpl.kernel, tpl.meta) for tpl in tpls))
+                            tuple((tpl, tpl.kernel, tpl.meta) for tpl in tpls), executor.workspace_size)
 
 
 def _needs_grad(inputs: tuple) -> bool:

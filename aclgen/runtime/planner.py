@@ -89,9 +89,12 @@ class Template:
         self.plain = all(v.offset == 0 and not v.staged and v.scratch is None for v in views)  # the tensors'
 
     def launch(self, itemsizes) -> native.Launch:
-        """What a replay of an unstaged call re-runs (aclgen.codegen.native.Replays)."""
-        assert not any(v.staged or v.scratch for v in self.views), "a replay has no workspace"
-        sources = tuple((v.tensor, v.offset * itemsizes[v.tensor]) for v in self.views)
+        """What a replay of an unstaged call re-runs (aclgen.codegen.native.Replays): a scratch
+        view points into the record's workspace, where `_bind_all` puts it for a call that stages
+        no output."""
+        assert not any(v.staged for v in self.views), "a replay stages no output"
+        sources = tuple((native.WORKSPACE, v.scratch[0]) if v.scratch is not None
+                        else (v.tensor, v.offset * itemsizes[v.tensor]) for v in self.views)
         return native.Launch(self.words, sources, self.meta_ptr, self.numel)
 
 

@@ -289,6 +289,40 @@ def test_several_kernels_and_sequence_attributes_replay(shape):
 
 
 
+def test_sums_across_rows_replay_with_the_records_own_workspace():
+    """Sums across blocks of rows (LayerNormBackward's dgamma and dbeta, RmsNormGrad's dgamma)
+    keep partial sums in the workspace: the record owns one, so the call replays with the full
+    path's bits. Threads replaying the record at once take the workspace in turn (a thread that
+    finds it taken goes down the full path with its own): every result is right, and the record
+    replays afterwards."""
+    rng = np.random.default_rng(8)
+    rows, n = 520, 512  # nine blocks of 64 rows, large enough to split over threads: partial sums
+
+    def args(seed):
+        r = np.random.default_rng(seed)
+        x, dy = (r.standard_normal((rows, n)).astype(np.float32) for _ in range(2))
+        mean, rstd = x.mean(1, keepdims=True), 1 / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+        return dy, x, mean.astype(np.float32), rstd.astype(np.float32)
+
+    w, b = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    calls = {seed: [(ops.layer_norm_backward, (dy, x, mean, rstd, w, b, [n])), (ops.rms_norm_grad, (dy, x, rstd, w))]
+             for seed, (dy, x, mean, rstd) in ((s, args(s)) for s in range(4))}
+    want = {seed: [fn(*a) for fn, a in c] for seed, c in calls.items()}  # recorded, then replayed
+    assert all(len(fn.replays) == 1 for fn in (ops.layer_norm_backward, ops.rms_norm_grad))
+    assert all(fn.replays._records[0].words[native.Header.WORKSPACE] for fn in (ops.layer_norm_backward, ops.rms_norm_grad))
+    assert all(_same_bits(fn.replay(*a), w_) for (fn, a), w_ in zip(calls[3], want[3]))
+    native.clear_replays()
+    assert all(_same_bits(fn(*a), w_) for (fn, a), w_ in zip(calls[0], want[0]))  # the full path's bits
+
+    def work(k):
+        for _ in range(60):
+            for (fn, a), w_ in zip(calls[k], want[k]):
+                assert _same_bits(fn(*a), w_), (fn.op.api, k)
+
+    run_threads(work, 4)
+    assert all(fn.replay(*a) is not None for fn, a in calls[1])
+
+
 def test_string_attributes_replay_by_identity():
     """GeluMul's approximate (a str attribute) is guarded by identity: the same object (a literal,
     the default) replays with the full path's bits, another value misses, and an equal string in
