@@ -704,29 +704,44 @@ def _inputs_of(kernel: ew.KernelOp, values: list[SSAValue]) -> set[int]:
     return {k for k, a in enumerate(args) if a in seen}
 
 
+def _used(b: Builder, row: _Row) -> SSAValue:
+    """How many of a block's 32 accumulators a run reaches: its length, at most 32."""
+    return b(arith.MinSIOp(row.inner, b.index(LANES)))
+
+
 def _column_slots(row: _Row, ops: list[ew.ReduceOp], group: int) -> list[SSAValue]:
     """Each reduction's accumulators for `group` blocks of `row.width` rows: 32 per block (block
-    g's accumulator l at slot g * 32 + l), in the function's stack frame, set to the identity."""
+    g's accumulator l at slot g * 32 + l), in the function's stack frame, those a run reaches
+    (`_used`) set to the identity (the others are never read: `_fold_columns`)."""
     b, e = row.b, row.entry
     w = row.width
     assert w is not None and e is not None
     vt = _vec(f32, w)
     slots = [e(tile.AllocaOp(LANES * group, vt)) for _ in ops]
+    used = _used(b, row)
+    blocks = Block(arg_types=[i64])
+    gb = Builder.at_end(blocks)
     block = Block(arg_types=[i64])
     kb = Builder.at_end(block)
-    at = kb(arith.MuliOp(block.args[0], kb.index(w)))
+    at = kb(arith.MuliOp(kb(arith.AddiOp(kb(arith.MuliOp(blocks.args[0], kb.index(LANES))), block.args[0])),
+                         kb.index(w)))
     for op, acc in zip(ops, slots):
         kb(tile.StoreOp(_identity(kb, op.kind.data, w), acc, at, kb.index(1), Layout.CONTIGUOUS, f32))
     kb(scf.YieldOp())
-    b(scf.ForOp(b.index(0), b.index(LANES * group), b.index(1), [], Region(block)))
+    gb(scf.ForOp(gb.index(0), used, gb.index(1), [], Region(block)))
+    gb(scf.YieldOp())
+    b(scf.ForOp(b.index(0), b.index(group), b.index(1), [], Region(blocks)))
     return slots
 
 
 def _walk_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], blocks: SSAValue | None = None,
                   hi: SSAValue | None = None) -> None:
     """Add the runs into `slots` (`_column_slots`): element j of a run into accumulator j mod 32
-    of each block, in order, then the identity where the run's last group has no element l (as
-    the masked lanes of `_reduce` do). One block (`row.col`, `row.mask`), or `blocks` adjacent
+    of each block, in order. Where the run's last group has no element l, `_reduce`'s masked
+    lanes add the identity, which changes no accumulator's bits (a sum that starts at +0 is never
+    -0, and +0 added to anything else is that; max with -inf, min with +inf), so nothing is added
+    here (it was: a run of 2 rows padded 30 accumulators, LayerNormBackward's dgamma and dbeta at
+    [2, 524288] 7.6 ms). One block (`row.col`, `row.mask`), or `blocks` adjacent
     ones from `row.col` (each masked to the rows before `hi`): the run is then read `blocks *
     width` rows at a time, contiguous where the kept dim is, instead of one block's (a row
     visit of 256 bytes, a page apart for RmsNormGrad's dgamma at [4096, 4096])."""
@@ -735,10 +750,8 @@ def _walk_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], bloc
     assert w is not None
     kinds = [op.kind.data for op in ops]
     vt = _vec(f32, w)
-    zero, one, step = b.index(0), b.index(1), b.index(LANES)
+    zero, one = b.index(0), b.index(1)
     n = row.inner
-    rest = b(arith.RemSIOp(n, step))
-    last = b(arith.SelectOp(b(arith.CmpiOp(rest, zero, "eq")), step, rest))  # the last group's size
     full = None  # the blocks with all `w` rows (before `hi`): loads without a mask
     if blocks is not None and hi is not None:
         full = b(arith.MinSIOp(blocks, b(arith.DivSIOp(b(arith.SubiOp(hi, row.col)), b.index(w)))))
@@ -786,42 +799,44 @@ def _walk_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], bloc
     loop.attributes["tile.reduce"] = UnitAttr()
     rb(loop)
 
-    def pad(gb: Builder, g: SSAValue, col: SSAValue, mask: SSAValue | None) -> None:
-        """Block g's accumulators [last, 32) combined with the identity."""
-        block = Block(arg_types=[i64])
-        kb = Builder.at_end(block)
-        at = kb(arith.MuliOp(kb(arith.AddiOp(kb(arith.MuliOp(g, kb.index(LANES))), block.args[0])), kb.index(w)))
-        for kind, acc in zip(kinds, slots):
-            value = _combine(kb, kind, kb(tile.LoadOp(acc, at, kb.index(1), Layout.CONTIGUOUS, f32, vt)),
-                             _identity(kb, kind, w))
-            kb(tile.StoreOp(value, acc, at, kb.index(1), Layout.CONTIGUOUS, f32))
-        kb(scf.YieldOp())
-        gb(scf.ForOp(last, gb.index(LANES), gb.index(1), [], Region(block)))
-
-    each_block(rb, pad, masks=False)
     rb(scf.YieldOp())
     b(scf.ForOp(zero, row.runs(b), one, [], Region(runs_body)))
 
 
 def _fold_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], g: SSAValue | None = None
                   ) -> list[SSAValue]:
-    """Block g's (the first's) 32 accumulators of each reduction folded in `_reduce`'s tree."""
+    """Block g's (the first's) accumulators of each reduction folded in `_reduce`'s tree (16 + 16,
+    8 + 8, ..., 1 + 1), in place: at each level only the pairs whose second accumulator a run
+    reached, since combining with the identity changes no bit (`_walk_columns`). A run of 2 rows
+    folds once instead of 31 times."""
     b = row.b
     w = row.width
     assert w is not None
     vt = _vec(f32, w)
     one = b.index(1)
     base = b.index(0) if g is None else b(arith.MuliOp(g, b.index(LANES * w)))
+    kinds = [op.kind.data for op in ops]
+    live = _used(b, row)
+    width = LANES
+    while width > 1:  # accumulator k with k + width, for k + width < live
+        width //= 2
+        pairs = b(arith.MaxSIOp(b(arith.SubiOp(live, b.index(width))), b.index(0)))
+        block = Block(arg_types=[i64])
+        kb = Builder.at_end(block)
+        at = kb(arith.AddiOp(base, kb(arith.MuliOp(block.args[0], kb.index(w)))))
+        far = kb(arith.AddiOp(at, kb.index(width * w)))
+        for kind, acc in zip(kinds, slots):
+            near = kb(tile.LoadOp(acc, at, kb.index(1), Layout.CONTIGUOUS, f32, vt))
+            other = kb(tile.LoadOp(acc, far, kb.index(1), Layout.CONTIGUOUS, f32, vt))
+            kb(tile.StoreOp(_combine(kb, kind, near, other), acc, at, kb.index(1), Layout.CONTIGUOUS, f32))
+        kb(scf.YieldOp())
+        b(scf.ForOp(b.index(0), pairs, one, [], Region(block)))
+        live = b(arith.MinSIOp(live, b.index(width)))
+    reached = b(arith.CmpiOp(live, b.index(0), "sgt"))  # an empty run leaves the identity
     values = []
-    for op, acc in zip(ops, slots):
-        kind = op.kind.data
-        folded = [b(tile.LoadOp(acc, b(arith.AddiOp(base, b.index(k * w))), one, Layout.CONTIGUOUS, f32, vt))
-                  for k in range(LANES)]
-        width = LANES
-        while width > 1:  # `_reduce`'s tree: accumulator l with l + width
-            width //= 2
-            folded = [_combine(b, kind, folded[k], folded[k + width]) for k in range(width)]
-        value = folded[0]
+    for kind, acc in zip(kinds, slots):
+        value = b(tile.LoadOp(acc, base, one, Layout.CONTIGUOUS, f32, vt))
+        value = b(arith.SelectOp(reached, value, _identity(b, kind, w)))
         if kind == "mean":
             value = b.div(value, b(tile.SplatOp(row.count(b), vt)))
         values.append(value)
@@ -830,8 +845,8 @@ def _fold_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], g: S
 
 def _reduce_columns(row: _Row, ops: list[ew.ReduceOp]) -> list[SSAValue]:
     """`_reduce` for a block of `row.width` rows: accumulator l (lane r holds row r's) adds the
-    elements j = l, l + 32, ... of each run in order, then the identity where the run's last
-    group has no element l (as the masked lanes of `_reduce` do); the 32 results fold in
+    elements j = l, l + 32, ... of each run in order (`_reduce`'s masked lanes add the identity,
+    which changes no bit: `_walk_columns`); the 32 results fold in
     `_reduce`'s tree. So each row's value has the bits a row at a time gives it. The run is
     walked once, in order: element j adds into accumulator j mod 32, which waits in a stack
     array between its turns (its slot is read again 32 elements after its store). Walking it

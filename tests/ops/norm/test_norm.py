@@ -280,16 +280,18 @@ def test_sums_beside_an_output_that_reduces_nothing(axis):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-@pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 2100)])
+@pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 2100), (2, 333), (7, 2100), (31, 129)])
 def test_columns_kernels_give_the_bits_of_rows(dtype, shape):
     """dgamma sums down the columns of row-major dy and x in a `columns` kernel (blocks of 64 or
     128 adjacent columns, 32 stack accumulators a lane, the runs walked for 1024 columns at once:
-    2100 makes two such groups and a third of a full and a masked block); the same values in
+    2100 makes two such groups and a third of a full and a masked block; fewer than 32 rows
+    reach only as many accumulators, and the fold skips the others); the same values in
     column-major memory make it a kernel a row at a time (and dx's rows strided): every sum
-    keeps its bits."""
+    keeps its bits, a column of -0 products included."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal(shape).astype(NUMPY[dtype])
     dy = rng.standard_normal(shape).astype(NUMPY[dtype])
+    dy[:, 0] = -0.0
     g = rng.standard_normal(shape[-1]).astype(np.float32)
     rstd = rng.random((shape[0], 1)).astype(np.float32) + 0.5
     want = ops.rms_norm_grad(dy, x, rstd, g)
