@@ -23,6 +23,14 @@ def test_columns_when_the_kept_dim_is_the_contiguous_one():
     assert p.columns and p.layouts == ("contiguous", "broadcast", "contiguous")
 
 
+def test_columns_when_every_row_is_one_element():
+    # dgamma of a single row ([1, 8], reduced dim 0 of size 1): each row (a column) is one element,
+    # whose reduction a row at a time would set up and fold once per element
+    p = plan((1, 8), [(8, 1), (8, 1), (0, 1)], reduced=(0,))
+    assert (p.shape, p.reduced, p.columns) == ((8, 1), 1, True)
+    assert not plan((1, 8), [(8, 2), (0, 1)], reduced=(0,)).columns  # kept dim strided
+
+
 def test_rows_when_a_kept_dim_is_strided_or_nothing_is_gathered():
     assert not plan((5, 8), [(16, 2), (0, 1)], reduced=(0,)).columns  # kept dim strided
     assert not plan((5, 8), [(1, 5), (0, 1)], reduced=(0,)).columns  # reduced dim contiguous

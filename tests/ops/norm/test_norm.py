@@ -279,6 +279,24 @@ def test_sums_beside_an_output_that_reduces_nothing(axis):
         assert ws == 0 and names == ["double_and_sum_1"]
 
 
+def test_a_single_row_sums_each_column_of_one_element():
+    """A single row's dgamma and dbeta are its own products, each "summed" as a column of one
+    element (`columns`-wise, geometry.plan): the bits of the same row above a row of zeros."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    two = rng.standard_normal((2, n)).astype(np.float32), rng.standard_normal((2, n)).astype(np.float32)
+    for a in two:
+        a[1] = 0.0
+    dy, x = two
+    dy[0, :7] = -0.0
+    mean, rstd = x.mean(1, keepdims=True), (1 / np.sqrt(x.var(1, keepdims=True) + 1e-5)).astype(np.float32)
+    w, b = np.ones(n, np.float32), np.zeros(n, np.float32)
+    one = ops.layer_norm_backward(dy[:1], x[:1], mean[:1], rstd[:1], w, b, [n])
+    both = ops.layer_norm_backward(dy, x, mean, rstd, w, b, [n])
+    assert one[1].tobytes() == both[1].tobytes() and one[2].tobytes() == both[2].tobytes()
+    assert one[0].tobytes() == both[0][:1].tobytes()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape", [(257, 333), (70, 129), (1000, 64), (40, 2100), (2, 333), (7, 2100), (31, 129)])
 def test_columns_kernels_give_the_bits_of_rows(dtype, shape):
