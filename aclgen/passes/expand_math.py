@@ -106,7 +106,8 @@ class ExpandMathPass(ModulePass):
             raise ValueError(f"expand-math: half must be one of {HALF_FORMS}, not {self.half!r}")
         half = (frozenset() if self.half == "off" else half_functions(op) if self.half == "stored"
                 else frozenset(f for f in op.walk() if isinstance(f, ew.FunctionOp)))
+        memo: dict = {}
         bounds: dict[Operation, Interval] = {
-            f: v for f in op.walk() if isinstance(f, ew.FunctionOp) and (v := interval(f.operands[0])) != ANY}
+            f: v for f in op.walk() if isinstance(f, ew.FunctionOp) and (v := interval(f.operands[0], memo)) != ANY}
         expand = Expand(expansions({"rounding": self.rounding}), self.fma, self.avx512, self.permute, half, bounds)
         PatternRewriteWalker(expand, apply_recursively=False).rewrite_module(op)

@@ -21,24 +21,35 @@ Interval = tuple[float, float]
 ANY: Interval = (-math.inf, math.inf)
 _MINIMUM = ew.function_op("minimum")
 _MAXIMUM = ew.function_op("maximum")
+DEPTH = 64  # ops followed up a chain (Python's recursion stays far from its limit)
 
 
-def interval(v: SSAValue) -> Interval:
-    """(lo, hi) bounding every non-NaN lane of `v`."""
-    if not isinstance(v, OpResult):
+def interval(v: SSAValue, memo: dict[SSAValue, Interval] | None = None, depth: int = 0) -> Interval:
+    """(lo, hi) bounding every non-NaN lane of `v`. `memo` (shared across calls) visits each value
+    once, so a formula's DAG costs its size; past DEPTH ops up the chain a value counts as
+    unbounded."""
+    if not isinstance(v, OpResult) or depth > DEPTH:
         return ANY
-    op = v.op
+    if memo is None:
+        memo = {}
+    known = memo.get(v)
+    if known is None:
+        known = memo[v] = _interval(v.op, memo, depth + 1)
+    return known
+
+
+def _interval(op, memo: dict[SSAValue, Interval], depth: int) -> Interval:
     if isinstance(op, ew.ConstantOp):
         c = float(op.value.value.data)
         return ANY if math.isnan(c) else (c, c)
     if isinstance(op, ew.NegOp):
-        lo, hi = interval(op.operands[0])
+        lo, hi = interval(op.operands[0], memo, depth)
         return -hi, -lo
     if isinstance(op, ew.SelectOp):
-        (a_lo, a_hi), (b_lo, b_hi) = interval(op.operands[1]), interval(op.operands[2])
+        (a_lo, a_hi), (b_lo, b_hi) = interval(op.operands[1], memo, depth), interval(op.operands[2], memo, depth)
         return min(a_lo, b_lo), max(a_hi, b_hi)
     if isinstance(op, _MINIMUM | _MAXIMUM):
-        (a_lo, a_hi), (b_lo, b_hi) = interval(op.operands[0]), interval(op.operands[1])
+        (a_lo, a_hi), (b_lo, b_hi) = interval(op.operands[0], memo, depth), interval(op.operands[1], memo, depth)
         if isinstance(op, _MINIMUM):
             return min(a_lo, b_lo), min(a_hi, b_hi)
         return max(a_lo, b_lo), max(a_hi, b_hi)

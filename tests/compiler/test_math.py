@@ -265,6 +265,13 @@ def test_intervals_follow_constants_clamps_negations_and_selects():
     mask = b.cmp(Predicate.OLT, arg, b.f32(0.0))
     assert interval(b.select(mask, clamped, b.f32(7.0))) == (-3.0, 7.0)
     assert interval(b.select(mask, clamped, arg)) == ANY
+    shared = clamped  # a DAG that doubles at each level: visited once per value (memo)
+    for _ in range(40):
+        shared = b(ew.function_op("minimum")(shared, shared))
+    assert interval(shared) == (-3.0, 5.0)
+    for _ in range(500):  # a chain past DEPTH counts as unbounded, far from Python's recursion limit
+        shared = b.neg(shared)
+    assert interval(shared) == ANY
 
 
 def test_erfinv_against_mpmath_near_one():
