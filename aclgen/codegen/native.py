@@ -514,7 +514,9 @@ class Replays:
         MAX_POINTERS pointers for a kernel, a param of another type (a nested sequence, a numpy
         scalar), an int beyond int64, non-ndarray or unaligned arrays, replays not available().
         `workspace`: the bytes of scratch the launches' WORKSPACE sources point into (partial
-        sums across rows); the record owns them, and one replay at a time uses them."""
+        sums across rows); the record owns them, and one replay at a time uses them. Such a
+        record stays out of the geometry index, so that an operator holds at most `size`
+        workspaces (calls of many shapes would otherwise keep thousands)."""
         if isinstance(outputs, np.ndarray):
             outputs = (outputs,)
         inputs, params, outputs = tuple(inputs), tuple(params), tuple(outputs)
@@ -536,7 +538,7 @@ class Replays:
             self._records = (rec, *self._records)[: self.size]
             self.front = rec.call if rec.call is not None else self._front_wake
             self.front_empty = rec.empty
-            if geometry is not None:
+            if geometry is not None and not workspace:  # a workspace's bytes stay in `size` records at most
                 if len(self._by_geometry) >= GEOMETRIES:
                     self._by_geometry = {}
                 self._by_geometry[geometry] = rec

@@ -310,6 +310,7 @@ def test_sums_across_rows_replay_with_the_records_own_workspace():
     want = {seed: [fn(*a) for fn, a in c] for seed, c in calls.items()}  # recorded, then replayed
     assert all(len(fn.replays) == 1 for fn in (ops.layer_norm_backward, ops.rms_norm_grad))
     assert all(fn.replays._records[0].words[native.Header.WORKSPACE] for fn in (ops.layer_norm_backward, ops.rms_norm_grad))
+    assert not any(fn.replays._by_geometry for fn in (ops.layer_norm_backward, ops.rms_norm_grad))  # at most `size` kept
     assert all(_same_bits(fn.replay(*a), w_) for (fn, a), w_ in zip(calls[3], want[3]))
     native.clear_replays()
     assert all(_same_bits(fn(*a), w_) for (fn, a), w_ in zip(calls[0], want[0]))  # the full path's bits
