@@ -709,10 +709,17 @@ def _used(b: Builder, row: _Row) -> SSAValue:
     return b(arith.MinSIOp(row.inner, b.index(LANES)))
 
 
+def _slot(b: Builder, used: SSAValue, g: SSAValue, lane: SSAValue, w: int) -> SSAValue:
+    """Where block g's accumulator `lane` starts: slot g * used + lane (`_used`), `w` floats each.
+    Dense for runs shorter than 32: a block's first accumulators 32 slots (8 KiB) apart met in
+    the same cache sets, and [1, 2^20]'s sums took 16 cycles a column."""
+    return b(arith.MuliOp(b(arith.AddiOp(b(arith.MuliOp(g, used)), lane)), b.index(w)))
+
+
 def _column_slots(row: _Row, ops: list[ew.ReduceOp], group: int) -> list[SSAValue]:
-    """Each reduction's accumulators for `group` blocks of `row.width` rows: 32 per block (block
-    g's accumulator l at slot g * 32 + l), in the function's stack frame, those a run reaches
-    (`_used`) set to the identity (the others are never read: `_fold_columns`)."""
+    """Each reduction's accumulators for `group` blocks of `row.width` rows: up to 32 per block
+    (`_slot`), in the function's stack frame, those a run reaches (`_used`) set to the identity
+    (the others are never read: `_fold_columns`)."""
     b, e = row.b, row.entry
     w = row.width
     assert w is not None and e is not None
@@ -723,8 +730,7 @@ def _column_slots(row: _Row, ops: list[ew.ReduceOp], group: int) -> list[SSAValu
     gb = Builder.at_end(blocks)
     block = Block(arg_types=[i64])
     kb = Builder.at_end(block)
-    at = kb(arith.MuliOp(kb(arith.AddiOp(kb(arith.MuliOp(blocks.args[0], kb.index(LANES))), block.args[0])),
-                         kb.index(w)))
+    at = _slot(kb, used, blocks.args[0], block.args[0], w)
     for op, acc in zip(ops, slots):
         kb(tile.StoreOp(_identity(kb, op.kind.data, w), acc, at, kb.index(1), Layout.CONTIGUOUS, f32))
     kb(scf.YieldOp())
@@ -780,15 +786,19 @@ def _walk_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], bloc
     j = body.args[0]
     vb = Builder.at_end(body)
     at_j = _at(vb, row, ptrs, j)
-    ahead = _at(vb, row, ptrs, vb(arith.AddiOp(j, vb.index(PREFETCH_ROWS))))
+    # the element PREFETCH_ROWS ahead, or the run's last: past the run a prefetch walks pages
+    # the kernel never reads (a run of 1 row: 4 MiB ahead of x for [1, 2^20])
+    ahead = _at(vb, row, ptrs, vb(arith.MinSIOp(vb(arith.AddiOp(j, vb.index(PREFETCH_ROWS))),
+                                                vb(arith.SubiOp(n, vb.index(1))))))
     lane = vb(arith.RemSIOp(j, vb.index(LANES)))
+    used = _used(b, row)
     loaded = _inputs_of(row.kernel, [op.input for op in ops])
 
     def add(gb: Builder, g: SSAValue, col: SSAValue, mask: SSAValue | None) -> None:
         memo: dict[SSAValue, SSAValue] = {}
         vs = [_clone_cone(op.input, row, gb, at_j, col, w, mask, memo) for op in ops]
         _prefetch(gb, row, ahead, col, w, loaded)
-        at = gb(arith.MuliOp(gb(arith.AddiOp(gb(arith.MuliOp(g, gb.index(LANES))), lane)), gb.index(w)))
+        at = _slot(gb, used, g, lane, w)
         for kind, acc, v in zip(kinds, slots, vs):
             old = gb(tile.LoadOp(acc, at, gb.index(1), Layout.CONTIGUOUS, f32, vt))
             gb(tile.StoreOp(_combine(gb, kind, old, v), acc, at, gb.index(1), Layout.CONTIGUOUS, f32))
@@ -814,9 +824,9 @@ def _fold_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], g: S
     assert w is not None
     vt = _vec(f32, w)
     one = b.index(1)
-    base = b.index(0) if g is None else b(arith.MuliOp(g, b.index(LANES * w)))
-    kinds = [op.kind.data for op in ops]
     live = _used(b, row)
+    base = b.index(0) if g is None else _slot(b, live, g, b.index(0), w)
+    kinds = [op.kind.data for op in ops]
     width = LANES
     while width > 1:  # accumulator k with k + width, for k + width < live
         width //= 2
