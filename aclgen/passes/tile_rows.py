@@ -540,13 +540,25 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         span = b(arith.AddiOp(b(arith.SubiOp(hi, col)), b.index(width - 1)))
         count = b(arith.MinSIOp(b.index(group), b(arith.DivSIOp(span, b.index(width)))))  # blocks left
         _walk_columns(row, ready, slots, count, hi)
-        block = Block(arg_types=[i64])
-        gb = Builder.at_end(block)
-        g = block.args[0]
-        col_g = gb(arith.AddiOp(col, gb(arith.MuliOp(g, gb.index(width)))))
-        body(gb, {}, col_g, gb(tile.PrefixOp(gb(arith.SubiOp(hi, col_g)), width)), (ready, slots, g))
-        gb(scf.YieldOp())
-        b(scf.ForOp(b.index(0), count, b.index(1), [], Region(block)))
+        # each block's values and outputs: whole blocks without a mask, the last one masked
+        full = b(arith.MinSIOp(count, b(arith.DivSIOp(b(arith.SubiOp(hi, col)), b.index(width)))))
+        for lo, stop, masked in ((b.index(0), full, False), (full, count, True)):
+            block = Block(arg_types=[i64])
+            gb = Builder.at_end(block)
+            g = block.args[0]
+            col_g = gb(arith.AddiOp(col, gb(arith.MuliOp(g, gb.index(width)))))
+            rows_mask = gb(tile.PrefixOp(gb(arith.SubiOp(hi, col_g)), width)) if masked else None
+            body(gb, {}, col_g, rows_mask, (ready, slots, g))
+            gb(scf.YieldOp())
+            b(scf.ForOp(lo, stop, b.index(1), [], Region(block)))
+    elif mask is not None:  # `columns`, a block a step: masked loads and stores only in the last
+        assert width is not None and hi is not None
+        whole = b(arith.CmpiOp(b(arith.AddiOp(col, b.index(width))), hi, "sle"))
+        forms = [Block(), Block()]
+        for form, m in zip(forms, (None, mask)):
+            body(Builder.at_end(form), {}, col, m)
+            form.add_op(scf.YieldOp())
+        b(scf.IfOp(whole, [], Region(forms[0]), Region(forms[1])))
     else:
         body(b, {}, col, mask)
     b(scf.YieldOp())
