@@ -541,16 +541,8 @@ def tile_kernel(kernel: ew.KernelOp) -> func.FuncOp:
         count = b(arith.MinSIOp(b.index(group), b(arith.DivSIOp(span, b.index(width)))))  # blocks left
         _walk_columns(row, ready, slots, count, hi)
         # each block's values and outputs: whole blocks without a mask, the last one masked
-        full = b(arith.MinSIOp(count, b(arith.DivSIOp(b(arith.SubiOp(hi, col)), b.index(width)))))
-        for lo, stop, masked in ((b.index(0), full, False), (full, count, True)):
-            block = Block(arg_types=[i64])
-            gb = Builder.at_end(block)
-            g = block.args[0]
-            col_g = gb(arith.AddiOp(col, gb(arith.MuliOp(g, gb.index(width)))))
-            rows_mask = gb(tile.PrefixOp(gb(arith.SubiOp(hi, col_g)), width)) if masked else None
-            body(gb, {}, col_g, rows_mask, (ready, slots, g))
-            gb(scf.YieldOp())
-            b(scf.ForOp(lo, stop, b.index(1), [], Region(block)))
+        _each_block(b, col, count, _whole_blocks(b, col, count, hi, width), hi, width,
+                    lambda gb, g, col_g, rows_mask: body(gb, {}, col_g, rows_mask, (ready, slots, g)))
     elif mask is not None:  # `columns`, a block a step: masked loads and stores only in the last
         assert width is not None and hi is not None
         whole = b(arith.CmpiOp(b(arith.AddiOp(col, b.index(width))), hi, "sle"))
@@ -716,6 +708,25 @@ def _inputs_of(kernel: ew.KernelOp, values: list[SSAValue]) -> set[int]:
     return {k for k, a in enumerate(args) if a in seen}
 
 
+def _whole_blocks(b: Builder, col: SSAValue, blocks: SSAValue, hi: SSAValue, w: int) -> SSAValue:
+    """How many of `blocks` blocks of `w` rows from `col` end at or before row `hi`."""
+    return b(arith.MinSIOp(blocks, b(arith.DivSIOp(b(arith.SubiOp(hi, col)), b.index(w)))))
+
+
+def _each_block(at: Builder, col: SSAValue, blocks: SSAValue, full: SSAValue, hi: SSAValue, w: int, fn) -> None:
+    """fn(builder, block index g, its first row, its mask) for `blocks` adjacent blocks of `w`
+    rows from `col`: the `full` whole ones in a loop without a mask (masked moves cost Zen 3 more
+    than the rest of a block), then the others (the last, rows before `hi`) masked."""
+    for lo, end, masked in ((at.index(0), full, False), (full, blocks, True)):
+        block = Block(arg_types=[i64])
+        gb = Builder.at_end(block)
+        g = block.args[0]
+        first = gb(arith.AddiOp(col, gb(arith.MuliOp(g, gb.index(w)))))
+        fn(gb, g, first, gb(tile.PrefixOp(gb(arith.SubiOp(hi, first)), w)) if masked else None)
+        gb(scf.YieldOp())
+        at(scf.ForOp(lo, end, at.index(1), [], Region(block)))
+
+
 def _used(b: Builder, row: _Row) -> SSAValue:
     """How many of a block's 32 accumulators a run reaches: its length, at most 32."""
     return b(arith.MinSIOp(row.inner, b.index(LANES)))
@@ -772,23 +783,15 @@ def _walk_columns(row: _Row, ops: list[ew.ReduceOp], slots: list[SSAValue], bloc
     n = row.inner
     full = None  # the blocks with all `w` rows (before `hi`): loads without a mask
     if blocks is not None and hi is not None:
-        full = b(arith.MinSIOp(blocks, b(arith.DivSIOp(b(arith.SubiOp(hi, row.col)), b.index(w)))))
+        full = _whole_blocks(b, row.col, blocks, hi, w)
 
-    def each_block(at: Builder, fn, masks: bool = True) -> None:
-        """fn(builder, block index, its first row, its mask) for the block, or each of `blocks`
-        (`masks`: the last one's mask; else None)."""
+    def each_block(at: Builder, fn) -> None:
+        """fn(builder, block index, its first row, its mask) for the block, or each of `blocks`."""
         if blocks is None:
             fn(at, at.index(0), row.col, row.mask)
             return
         assert hi is not None and full is not None
-        for lo, end, masked in ((at.index(0), full, False), (full, blocks, True)):  # the last one masked
-            block = Block(arg_types=[i64])
-            gb = Builder.at_end(block)
-            g = block.args[0]
-            col = gb(arith.AddiOp(row.col, gb(arith.MuliOp(g, gb.index(w)))))
-            fn(gb, g, col, gb(tile.PrefixOp(gb(arith.SubiOp(hi, col)), w)) if masked and masks else None)
-            gb(scf.YieldOp())
-            at(scf.ForOp(lo, end, at.index(1), [], Region(block)))
+        _each_block(at, row.col, blocks, full, hi, w, fn)
 
     runs_body = Block(arg_types=[i64])
     run = runs_body.args[0]
